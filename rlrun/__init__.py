@@ -1,0 +1,12 @@
+"""rlrun: a declarative, config-driven RL experiment runner (Hydra + Stable-Baselines3).
+
+Importing the package registers the config schema and the folder-name resolvers with Hydra, so
+``python -m rlrun``, the console scripts and Hydra's compose API all see the same configs.
+"""
+
+from rlrun import resolvers, schema
+
+__version__ = "0.1.0"
+
+schema.register()
+resolvers.register()

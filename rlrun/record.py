@@ -1,0 +1,127 @@
+"""The run folder's own record: ``config.yaml`` (the authority) and ``run.json`` (status, provenance).
+
+``run.json`` is rewritten atomically (temporary file, flush, rename) every time its status changes, so
+a reader never sees a half-written file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from rlrun.errors import UserError
+
+# Keys that do not change what is trained, left out of config_hash (seed is reported on its own).
+UNHASHED_KEYS = ("seed", "progress_bar", "resume", "sweep")
+_PACKAGES = {
+    "rlrun": "rlrun",
+    "stable_baselines3": "stable-baselines3",
+    "gymnasium": "gymnasium",
+    "torch": "torch",
+    "hydra": "hydra-core",
+}
+
+
+def config_hash(cfg: DictConfig) -> str:
+    """sha256 of the resolved config without the keys that do not change what is trained."""
+    container = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(container, dict)
+    for key in UNHASHED_KEYS:
+        container.pop(key, None)
+    return hashlib.sha256(json.dumps(container, sort_keys=True).encode()).hexdigest()
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write JSON atomically: a reader sees the old file or the new one, never a mix."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w") as f:
+        json.dump(data, f, indent=2)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _versions() -> dict[str, str | None]:
+    versions: dict[str, str | None] = {}
+    for key, dist in _PACKAGES.items():
+        try:
+            versions[key] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[key] = None
+    return versions
+
+
+def _git_commit() -> str | None:
+    """The commit of the git repository the run was started from, if any."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+class RunRecord:
+    """Writes ``config.yaml`` once and keeps ``run.json`` current as the run moves on."""
+
+    def __init__(self, run_dir: Path, data: dict[str, Any]) -> None:
+        self.run_dir = run_dir
+        self.data = data
+
+    @classmethod
+    def start(cls, run_dir: Path, cfg: DictConfig, meta: dict[str, Any], policy: str) -> RunRecord:
+        """Create the record of a new run; refuses a folder that already holds a run."""
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if (run_dir / "run.json").exists():
+            raise UserError(
+                f"{run_dir} already holds a run; a new run never writes over another",
+                f"to continue it use resume={run_dir}; for a new run leave hydra.run.dir at its default",
+            )
+        (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+        record = cls(
+            run_dir,
+            {
+                "status": "running",
+                "env": meta.get("env"),
+                "env_id": cfg.env.id,
+                "algo": meta.get("algo"),
+                "preset": meta.get("preset"),
+                "policy": policy,
+                "seed": cfg.seed,
+                "config_hash": config_hash(cfg),
+                "overrides": list(meta.get("overrides", [])),
+                "total_timesteps": cfg.total_timesteps,
+                "timesteps": 0,
+                "wall_s": None,
+                "fps": None,
+                "final": None,
+                "error": None,
+                "pid": os.getpid(),
+                "host": platform.node(),
+                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "versions": _versions(),
+                "git": _git_commit(),
+                "command": meta.get("command"),
+            },
+        )
+        record.save()
+        return record
+
+    def save(self) -> None:
+        write_json(self.run_dir / "run.json", self.data)
+
+    def finish(self, status: str, **fields: Any) -> None:
+        """Record the end of the run: ``completed``, ``failed`` or ``interrupted``."""
+        self.data.update(status=status, **fields)
+        self.save()

@@ -1,0 +1,76 @@
+"""Structured config schemas: Hydra checks the types of the run keys and env files as it composes.
+
+OmegaConf checks types, not ranges (it never calls ``__post_init__``), so ranges and
+compatibility are checked afterwards by :mod:`rlrun.validate`. Algorithm arguments are free-form
+here and checked against the SB3 constructor's signature there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+
+@dataclass
+class NormalizeConfig:
+    """SB3's ``VecNormalize`` switches."""
+
+    obs: bool = False
+    reward: bool = False
+
+
+@dataclass
+class EnvConfig:
+    """The ``env`` group: which Gymnasium env, how many copies and how they are vectorised."""
+
+    id: str = MISSING
+    n_envs: int = 1
+    vec_env: str = "dummy"
+    max_episode_steps: int | None = None
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    normalize: NormalizeConfig = field(default_factory=NormalizeConfig)
+
+
+@dataclass
+class EvalConfig:
+    """Periodic and final evaluation on the separate eval env."""
+
+    every: int = 10_000
+    episodes: int = 10
+    final_episodes: int = 50
+
+
+@dataclass
+class SnapshotConfig:
+    """Periodic snapshots under ``<run_dir>/snapshots``."""
+
+    every: int = 50_000
+    keep: int = 3
+    replay_buffer: str = "latest"
+
+
+@dataclass
+class RunConfig:
+    """The whole composed config; ``algo`` and ``wrappers`` are validated by rlrun, not here."""
+
+    env: EnvConfig = field(default_factory=EnvConfig)
+    algo: dict[str, Any] = field(default_factory=dict)
+    wrappers: dict[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    total_timesteps: int = 100_000
+    torch_threads: int = 1
+    device: str = "cpu"
+    progress_bar: str = "auto"
+    check_nan: bool = False
+    resume: str | None = None
+    sweep: str | None = None
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    snapshot: SnapshotConfig = field(default_factory=SnapshotConfig)
+
+
+def register() -> None:
+    """Store the schema as ``rlrun_schema``, the first entry of ``conf/config.yaml``'s defaults."""
+    ConfigStore.instance().store(name="rlrun_schema", node=RunConfig)

@@ -1,0 +1,49 @@
+"""Compose the real configs and shrink them to seconds of work (shared by the rlrun tests)."""
+
+from __future__ import annotations
+
+from hydra import compose, initialize_config_module
+from omegaconf import DictConfig, OmegaConf, open_dict
+
+# Every env config with the algorithms that fit its spaces (the gym blank needs an id).
+COMPATIBLE = {
+    "gridworld": ["ppo", "a2c", "dqn"],
+    "pointenv": ["ppo", "a2c", "sac", "td3"],
+    "pointgoal": ["ppo", "a2c", "sac", "td3", "her"],
+    "roomtoy": ["ppo", "a2c", "dqn"],
+    "cartpole": ["ppo", "a2c", "dqn"],
+    "pendulum": ["ppo", "a2c", "sac", "td3"],
+}
+PAIRS = [(env, algo) for env, algos in COMPATIBLE.items() for algo in algos]
+
+
+def compose_config(*overrides: str) -> DictConfig:
+    """Compose ``conf/config.yaml`` exactly as ``python -m rlrun`` would, with these overrides."""
+    with initialize_config_module("rlrun.conf", version_base="1.3"):
+        return compose("config", overrides=list(overrides))
+
+
+def shrink(cfg: DictConfig, steps: int = 256) -> DictConfig:
+    """Make a composed config train for ``steps`` steps with tiny nets, buffers and evaluations."""
+    with open_dict(cfg):
+        cfg.total_timesteps = steps
+        cfg.eval.every = steps // 2
+        cfg.eval.episodes = 2
+        cfg.eval.final_episodes = 2
+        cfg.snapshot.every = steps // 2
+        cfg.progress_bar = "false"
+        algo = cfg.algo
+        if "buffer_size" in algo:  # off-policy
+            algo.buffer_size = 1000
+            algo.learning_starts = 32
+            algo.batch_size = 16
+            if algo._target_.endswith("DQN"):
+                algo.target_update_interval = 64
+        else:  # on-policy: a short rollout
+            algo.n_steps = max(8, 32 // cfg.env.n_envs)
+            if "batch_size" in algo:
+                algo.batch_size = 16
+        algo.policy_kwargs = {"net_arch": [16]}
+    return cfg
+
+

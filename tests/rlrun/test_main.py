@@ -1,0 +1,85 @@
+"""The command line: ``python -m rlrun`` and the ``rlrun`` console script, as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TINY = [
+    "total_timesteps=256", "eval.every=128", "eval.episodes=2", "eval.final_episodes=2",
+    "snapshot.every=128", "algo.n_steps=32", "algo.batch_size=16", "algo.policy_kwargs={net_arch:[16]}",
+]  # fmt: skip
+
+
+def run(args: list[str], cwd: Path, prog: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
+    return subprocess.run(
+        [*(prog or [sys.executable, "-m", "rlrun"]), *args], cwd=cwd, env=env,
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+def run_dirs(cwd: Path) -> list[Path]:
+    return sorted(p.parent for p in (cwd / "outputs" / "runs").glob("*/*/run.json"))
+
+
+def test_python_m_rlrun_trains_and_reports(tmp_path: Path) -> None:
+    result = run(["env=gridworld", "algo=ppo", *TINY], tmp_path)
+    assert result.returncode == 0, result.stderr
+    (run_dir,) = run_dirs(tmp_path)
+    assert run_dir.parent.name == "gridworld-ppo"
+    assert "=" not in run_dir.name and "," not in run_dir.name
+    assert f"run folder: {run_dir.relative_to(tmp_path)}" in result.stdout
+    assert "mean return" in result.stdout
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["status"] == "completed" and record["preset"] == "gridworld_ppo"
+    assert record["command"].startswith("python -m rlrun env=gridworld algo=ppo")
+    assert "seed=0" not in record["overrides"] and "env=gridworld" in record["overrides"]
+    assert (run_dir / ".hydra" / "config.yaml").is_file() and (run_dir / "config.yaml").is_file()
+
+
+def test_console_script_from_another_directory(tmp_path: Path) -> None:
+    script = shutil.which("rlrun", path=str(Path(sys.executable).parent))
+    assert script is not None, "the rlrun console script is not installed"
+    elsewhere = tmp_path / "somewhere" / "else"
+    elsewhere.mkdir(parents=True)
+    result = run(["env=cartpole", "algo=ppo", "seed=1", *TINY], elsewhere, prog=[script])
+    assert result.returncode == 0, result.stderr
+    (run_dir,) = run_dirs(elsewhere)
+    assert json.loads((run_dir / "run.json").read_text())["command"].startswith("rlrun env=cartpole")
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["env=gridworld", "algo=sac"], "SAC cannot train on rlrun/GridWorld-v0"),
+        (["env=pointenv", "algo=dqn"], "DQN cannot train on rlrun/PointEnv-v0"),
+        (["env=gridworld", "algo=td3"], "TD3 cannot train on rlrun/GridWorld-v0"),
+        (["env=pendulum", "algo=her"], "HER needs a goal env"),
+    ],
+    ids=["sac-discrete", "dqn-continuous", "td3-discrete", "her-no-goal"],
+)
+def test_incompatible_pair_is_one_clear_message(tmp_path: Path, overrides: list[str], message: str) -> None:
+    result = run(overrides, tmp_path)
+    assert result.returncode == 2
+    assert message in result.stderr and "fix:" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    assert not (tmp_path / "outputs" / "runs").exists() or not any((tmp_path / "outputs" / "runs").rglob("*.json"))
+
+
+def test_hydra_tools_work(tmp_path: Path) -> None:
+    result = run(["env=pointgoal", "algo=her", "--cfg", "job"], tmp_path)
+    assert result.returncode == 0 and "HerReplayBuffer" in result.stdout
+    assert run(["--info", "defaults"], tmp_path).returncode == 0
+
+
+def test_misspelt_key_keeps_hydras_message(tmp_path: Path) -> None:
+    result = run(["totl_timesteps=5"], tmp_path)
+    assert result.returncode == 1
+    assert "totl_timesteps" in result.stderr and "Traceback" not in result.stderr

@@ -1,0 +1,121 @@
+"""Real (tiny) training runs: the run-directory contract, reproducibility and one learning check."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import torch
+from hydra.utils import get_class
+from omegaconf import DictConfig, OmegaConf
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from rlrun.errors import UserError
+from rlrun.evaluation import EVAL_CSV_HEADER
+from rlrun.train import train
+from tests.rlrun.helpers import PAIRS, compose_config
+
+Tiny = Callable[..., DictConfig]
+
+
+def read_eval(run_dir: Path) -> list[dict[str, str]]:
+    with open(run_dir / "eval.csv") as f:
+        return list(csv.DictReader(f))
+
+
+def tb_tags(run_dir: Path) -> set[str]:
+    accumulator = EventAccumulator(str(run_dir / "tb"))
+    accumulator.Reload()
+    return set(accumulator.Tags()["scalars"])
+
+
+@pytest.mark.parametrize(("env", "algo"), PAIRS, ids=[f"{e}-{a}" for e, a in PAIRS])
+def test_tiny_run_writes_the_run_directory_contract(tiny_config: Tiny, tmp_path: Path, env: str, algo: str) -> None:
+    cfg = tiny_config(f"env={env}", f"algo={algo}")
+    final = train(cfg, tmp_path, {"env": env, "algo": algo})
+
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert record["status"] == "completed"
+    assert record["timesteps"] >= cfg.total_timesteps
+    assert record["final"] == final and len(final["returns"]) == cfg.eval.final_episodes
+    assert record["env"] == env and record["env_id"] == cfg.env.id and record["seed"] == cfg.seed
+    assert len(record["config_hash"]) == 64 and record["versions"]["stable_baselines3"]
+    assert OmegaConf.load(tmp_path / "config.yaml") == OmegaConf.create(OmegaConf.to_container(cfg, resolve=True))
+
+    assert (tmp_path / "eval.csv").read_text().startswith(EVAL_CSV_HEADER)
+    rows = read_eval(tmp_path)
+    assert [int(r["timesteps"]) for r in rows][:1] and all(r["mean_return"] for r in rows)
+    assert "eval/mean_reward" in tb_tags(tmp_path)
+
+    model = get_class(cfg.algo._target_).load(tmp_path / "model.zip", device="cpu")  # plain SB3
+    assert model.num_timesteps == record["timesteps"]
+    assert any((tmp_path / "snapshots").iterdir())
+
+
+def test_success_rate_reaches_csv_and_tensorboard(tiny_config: Tiny, tmp_path: Path) -> None:
+    train(tiny_config("env=gridworld", "algo=ppo"), tmp_path)
+    assert all(r["success_rate"] != "" for r in read_eval(tmp_path))
+    assert {"eval/success_rate", "final/success_rate"} <= tb_tags(tmp_path)
+    assert list((tmp_path / "tb").glob("events.out.tfevents.*"))
+
+
+def test_env_without_success_leaves_the_column_empty(tiny_config: Tiny, tmp_path: Path) -> None:
+    train(tiny_config("env=pendulum", "algo=ppo"), tmp_path)
+    assert {r["success_rate"] for r in read_eval(tmp_path)} == {""}
+
+
+def test_normalised_run_saves_vecnormalize(tiny_config: Tiny, tmp_path: Path) -> None:
+    train(tiny_config("env=pendulum", "algo=ppo", "env.normalize.obs=true", "env.normalize.reward=true"), tmp_path)
+    assert (tmp_path / "vecnormalize.pkl").is_file()
+
+
+def test_subprocess_vec_env_trains(tiny_config: Tiny, tmp_path: Path) -> None:
+    train(tiny_config("env=gridworld", "algo=ppo", "env.n_envs=2", "env.vec_env=subproc"), tmp_path)
+    assert json.loads((tmp_path / "run.json").read_text())["status"] == "completed"
+
+
+def test_same_seed_same_config_is_bit_identical(tiny_config: Tiny, tmp_path: Path) -> None:
+    def run(folder: str) -> tuple[dict[str, torch.Tensor], list[list[str]]]:
+        cfg = tiny_config("env=pointenv", "algo=sac", "seed=3")
+        train(cfg, tmp_path / folder)
+        model = get_class(cfg.algo._target_).load(tmp_path / folder / "model.zip", device="cpu")
+        rows = [[r[k] for k in ("timesteps", "mean_return", "std_return", "success_rate")]
+                for r in read_eval(tmp_path / folder)]  # fmt: skip
+        return model.policy.state_dict(), rows
+
+    (params_a, rows_a), (params_b, rows_b) = run("a"), run("b")
+    assert rows_a == rows_b and len(rows_a) >= 2
+    assert params_a.keys() == params_b.keys()
+    assert all(torch.equal(params_a[k], params_b[k]) for k in params_a)
+
+
+def test_a_new_run_never_writes_over_another(tiny_config: Tiny, tmp_path: Path) -> None:
+    cfg = tiny_config("env=gridworld", "algo=ppo")
+    train(cfg, tmp_path)
+    before = (tmp_path / "run.json").read_bytes()
+    with pytest.raises(UserError, match="already holds a run"):
+        train(cfg, tmp_path)
+    assert (tmp_path / "run.json").read_bytes() == before
+
+
+def test_failed_run_records_the_error(tiny_config: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from stable_baselines3 import PPO
+
+    def explode(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(PPO, "learn", explode)
+    with pytest.raises(RuntimeError):
+        train(tiny_config("env=gridworld", "algo=ppo"), tmp_path)
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert record["status"] == "failed" and "boom" in record["error"] and record["final"] is None
+
+
+def test_ppo_learns_gridworld(tmp_path: Path) -> None:
+    """The default experiment (the gridworld_ppo preset) solves GridWorld."""
+    cfg = compose_config("env=gridworld", "algo=ppo", "progress_bar=false")
+    final = train(cfg, tmp_path)
+    assert final["success_rate"] >= 0.9
