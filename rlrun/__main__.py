@@ -7,6 +7,7 @@ overrides from ``HydraConfig`` and passes them to :func:`rlrun.train.train` as p
 from __future__ import annotations
 
 import logging
+import os
 import shlex
 import shutil
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import hydra
+from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
@@ -30,13 +32,20 @@ def _command() -> str:
     return " ".join([prog, *map(shlex.quote, sys.argv[1:])])
 
 
+def _preset(choice: str | None) -> str | None:
+    """The preset applied: the ``tuned`` choice if such a file exists (the entry is optional)."""
+    if choice is None:
+        return None
+    return choice if choice in GlobalHydra.instance().config_loader().get_group_options("tuned") else None
+
+
 def _meta() -> dict[str, Any]:
     hydra_cfg = HydraConfig.get()
     choices = hydra_cfg.runtime.choices
     return {
         "env": choices.get("env"),
         "algo": choices.get("algo"),
-        "preset": choices.get("tuned"),
+        "preset": _preset(choices.get("tuned")),
         "overrides": list(hydra_cfg.overrides.task),
         "command": _command(),
         "multirun": hydra_cfg.mode == RunMode.MULTIRUN,
@@ -54,7 +63,7 @@ def _remove_if_unused(run_dir: Path) -> None:
 @hydra.main(config_path="pkg://rlrun.conf", config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> float:
     """Train one run; return its final mean return, the value Hydra's sweepers optimise."""
-    run_dir = Path(HydraConfig.get().runtime.output_dir)
+    run_dir = Path(os.path.relpath(HydraConfig.get().runtime.output_dir))
     meta = _meta()
     with report_user_errors():
         try:

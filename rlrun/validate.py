@@ -162,6 +162,13 @@ def fit_problems(cfg: DictConfig, env: gym.Env, algo_cls: type[BaseAlgorithm], u
             (f"HER needs a goal env (a Dict observation with {', '.join(sorted(GOAL_KEYS))} and a "
              f"compute_reward method); {env_id} has {env.observation_space}",
              "use a goal env such as env=pointgoal, or drop HER: algo=sac"))  # fmt: skip
+    limit = env.spec.max_episode_steps if env.spec is not None else None
+    learning_starts = cfg.algo.get("learning_starts")
+    if uses_her and limit is not None and learning_starts is not None and learning_starts <= limit:
+        problems.append(
+            (f"algo.learning_starts={learning_starts} is within the first episode of {env_id} "
+             f"({limit} steps): HER cannot sample goals before an episode has ended",
+             f"set algo.learning_starts={limit + 1} or more"))  # fmt: skip
     policy = cfg.algo.get("policy")
     if isinstance(env.observation_space, spaces.Dict) and policy not in (None, "MultiInputPolicy"):
         problems.append(

@@ -35,7 +35,7 @@ def shrink(cfg: DictConfig, steps: int = 256) -> DictConfig:
         algo = cfg.algo
         if "buffer_size" in algo:  # off-policy
             algo.buffer_size = 1000
-            algo.learning_starts = 32
+            algo.learning_starts = 100  # past the first episode, as HER needs
             algo.batch_size = 16
             if algo._target_.endswith("DQN"):
                 algo.target_update_interval = 64

@@ -13,6 +13,7 @@ from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+from rlrun import build
 from rlrun.errors import UserError
 from rlrun.evaluation import EVAL_CSV_HEADER
 from rlrun.train import train
@@ -50,7 +51,9 @@ def test_tiny_run_writes_the_run_directory_contract(tiny_config: Tiny, tmp_path:
     assert [int(r["timesteps"]) for r in rows][:1] and all(r["mean_return"] for r in rows)
     assert "eval/mean_reward" in tb_tags(tmp_path)
 
-    model = get_class(cfg.algo._target_).load(tmp_path / "model.zip", device="cpu")  # plain SB3
+    # plain SB3; HER's buffer needs the env to load, as SB3's docs say
+    env = build.make_vec(cfg, 1, seed=0) if build.uses_her(cfg) else None
+    model = get_class(cfg.algo._target_).load(tmp_path / "model.zip", env=env, device="cpu")
     assert model.num_timesteps == record["timesteps"]
     assert any((tmp_path / "snapshots").iterdir())
 
