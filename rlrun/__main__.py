@@ -1,11 +1,13 @@
 """``python -m rlrun`` and the ``rlrun`` console script: Hydra composes the config, rlrun trains it.
 
 The only module that touches Hydra's runtime: it reads the run folder, the group choices and the
-overrides from ``HydraConfig`` and passes them to :func:`rlrun.train.train` as plain values.
+overrides from ``HydraConfig`` and passes them to :mod:`rlrun.train` as plain values. ``resume=``
+is checked here before Hydra runs, so a bad target creates nothing on disk.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shlex
@@ -20,16 +22,22 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
+from rlrun import train as training
 from rlrun.errors import UserError, report_user_errors
-from rlrun.train import train
+from rlrun.interrupts import RunInterrupted
+from rlrun.resume import COSMETIC_KEYS, check_target
 
 log = logging.getLogger("rlrun")
 
 
+def _prog() -> str:
+    """How the user started rlrun: ``python -m rlrun`` rather than a path to this file, or the script."""
+    return "python -m rlrun" if sys.argv[0].endswith("__main__.py") else Path(sys.argv[0]).name
+
+
 def _command() -> str:
-    """The command line as the user typed it (``python -m rlrun`` rather than a path to this file)."""
-    prog = "python -m rlrun" if sys.argv[0].endswith("__main__.py") else Path(sys.argv[0]).name
-    return " ".join([prog, *map(shlex.quote, sys.argv[1:])])
+    """The command line as the user typed it."""
+    return " ".join([_prog(), *map(shlex.quote, sys.argv[1:])])
 
 
 def _preset(choice: str | None) -> str | None:
@@ -60,24 +68,68 @@ def _remove_if_unused(run_dir: Path) -> None:
         shutil.rmtree(run_dir)
 
 
-@hydra.main(config_path="pkg://rlrun.conf", config_name="config", version_base="1.3")
-def main(cfg: DictConfig) -> float:
-    """Train one run; return its final mean return, the value Hydra's sweepers optimise."""
-    run_dir = Path(os.path.relpath(HydraConfig.get().runtime.output_dir))
-    meta = _meta()
-    with report_user_errors():
-        try:
-            final = train(cfg, run_dir, meta)
-        except UserError:
-            _remove_if_unused(run_dir)
-            raise
+def _report(final: dict[str, Any], meta: dict[str, Any], seed: int, run_dir: Path) -> None:
     success = "" if final["success_rate"] is None else f", success rate {final['success_rate']:.2f}"
     log.info(
         "%s + %s, seed %d: mean return %.3f ± %.3f over %d episodes%s\nrun folder: %s",
-        meta["env"], meta["algo"], cfg.seed, final["mean_return"], final["std_return"],
+        meta["env"], meta["algo"], seed, final["mean_return"], final["std_return"],
         final["episodes"], success, run_dir,
     )  # fmt: skip
+
+
+@hydra.main(config_path="pkg://rlrun.conf", config_name="config", version_base="1.3")
+def _hydra_main(cfg: DictConfig) -> float:
+    """Train (or resume) one run; return its final mean return, the value Hydra's sweepers optimise."""
+    meta = _meta()
+    with report_user_errors():
+        try:
+            if cfg.resume is not None:
+                run_dir = Path(cfg.resume)
+                final = training.resume(run_dir, cfg.progress_bar, meta)
+            else:
+                run_dir = Path(os.path.relpath(HydraConfig.get().runtime.output_dir))
+                try:
+                    final = training.train(cfg, run_dir, meta)
+                except UserError:
+                    _remove_if_unused(run_dir)
+                    raise
+        except RunInterrupted as stop:
+            print(f"rlrun: {stop}; snapshot written. Continue with:\n  {_prog()} resume={stop.run_dir}", file=sys.stderr)
+            sys.exit(stop.exit_status)
+    _report(final, meta, cfg.seed, run_dir)
     return final["mean_return"]
+
+
+def _resume_overrides(args: list[str]) -> list[str]:
+    """For ``resume=<run_dir>``: check the target and the other overrides before Hydra creates anything,
+    and point Hydra at the run's own folder without letting it write a new ``.hydra`` record there."""
+    target = next((a.split("=", 1)[1] for a in args if a.startswith("resume=")), None)
+    if not target:
+        return []
+    run_dir = Path(target)
+    if not run_dir.is_dir():
+        raise UserError(f"resume={target}: no such folder", "give the folder of a run under outputs/runs/")
+    refused = [a for a in args if "=" in a and a.split("=", 1)[0].lstrip("+~") not in COSMETIC_KEYS]
+    if refused:
+        raise UserError(
+            f"resume= continues a run with its own config.yaml; refusing overrides that change it: {' '.join(refused)}",
+            "drop them (only progress_bar= may change), or start a new run with them",
+        )
+    record_path = run_dir / "run.json"
+    record = json.loads(record_path.read_text()) if record_path.is_file() else None
+    if check_target(run_dir, record) is None:
+        final = record["final"] if record else None
+        score = f" (mean return {final['mean_return']:.3f})" if final else ""
+        print(f"{run_dir} is already completed{score}; nothing to do")
+        sys.exit(0)
+    return [f"hydra.run.dir={run_dir}", "hydra.output_subdir=null"]
+
+
+def main() -> None:
+    """Console-script entry point."""
+    with report_user_errors():
+        sys.argv.extend(_resume_overrides([a for a in sys.argv[1:] if not a.startswith("-")]))
+    _hydra_main()
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -120,23 +121,37 @@ def make_vec(
     )
 
 
-def make_train_env(cfg: DictConfig) -> VecEnv:
-    """The training envs: ``env.n_envs`` copies, then NaN checks and ``VecNormalize`` as configured."""
+def make_train_env(cfg: DictConfig, normalizer: Path | None = None) -> VecEnv:
+    """The training envs: ``env.n_envs`` copies, then NaN checks and ``VecNormalize`` as configured.
+
+    ``normalizer``: saved VecNormalize statistics to continue from (a resumed run).
+    """
     venv = make_vec(cfg, cfg.env.n_envs, cfg.seed, cfg.env.vec_env)
     if cfg.check_nan:
         venv = VecCheckNan(venv, raise_exception=True)
     norm = cfg.env.normalize
+    if normalizer is not None:
+        return VecNormalize.load(str(normalizer), venv)
     if norm.obs or norm.reward:
         venv = VecNormalize(venv, norm_obs=norm.obs, norm_reward=norm.reward, gamma=cfg.algo.get("gamma", 0.99))
     return venv
 
 
-def make_eval_env(cfg: DictConfig, render_mode: str | None = None) -> VecEnv:
-    """One in-process copy on its own seed stream; normalised like training, statistics frozen."""
-    venv = make_vec(cfg, 1, eval_seed(cfg.seed), render_mode=render_mode)
+def make_eval_env(
+    cfg: DictConfig, render_mode: str | None = None, seed: int | None = None, normalizer: Path | None = None
+) -> VecEnv:
+    """One in-process copy on its own seed stream; normalised like training, statistics frozen.
+
+    ``normalizer``: saved VecNormalize statistics to evaluate with (a finished run or a snapshot).
+    """
+    venv = make_vec(cfg, 1, eval_seed(cfg.seed) if seed is None else seed, render_mode=render_mode)
     norm = cfg.env.normalize
-    if norm.obs or norm.reward:
-        venv = VecNormalize(venv, training=False, norm_obs=norm.obs, norm_reward=False)
+    if normalizer is not None:
+        venv = VecNormalize.load(str(normalizer), venv)
+    elif norm.obs or norm.reward:
+        venv = VecNormalize(venv, norm_obs=norm.obs, norm_reward=False)
+    if isinstance(venv, VecNormalize):
+        venv.training, venv.norm_reward = False, False
     return venv
 
 
@@ -154,6 +169,11 @@ def uses_her(cfg: DictConfig) -> bool:
         return False
     buffer_class = instantiate(node)
     return isinstance(buffer_class, type) and issubclass(buffer_class, HerReplayBuffer)
+
+
+def load_model(cfg: DictConfig, path: Path, env: VecEnv) -> BaseAlgorithm:
+    """Load a saved model onto ``env`` without resetting it (its last observations stay valid)."""
+    return algo_class(cfg).load(path, env=env, device=cfg.device, force_reset=False)
 
 
 def make_model(cfg: DictConfig, env: VecEnv) -> BaseAlgorithm:

@@ -78,9 +78,16 @@ class EvalCallback(BaseCallback):
         self.csv_path = csv_path
         self.next_eval = every
         self.best_mean_return = -np.inf
+        self.last_mean_return: float | None = None
+        self.wall_offset = 0.0  # wall-clock seconds of earlier sessions of a resumed run
         self.started = time.perf_counter()
 
+    def wall(self) -> float:
+        """Seconds of training so far, across resumes."""
+        return self.wall_offset + time.perf_counter() - self.started
+
     def _on_training_start(self) -> None:
+        self.started = time.perf_counter()
         if not self.csv_path.exists():
             self.csv_path.write_text(EVAL_CSV_HEADER)
         while self.next_eval <= self.num_timesteps:  # resumed run: the next evaluation still ahead
@@ -98,13 +105,14 @@ class EvalCallback(BaseCallback):
         sync_envs_normalization(self.training_env, self.eval_env)
         result = evaluate(self.model, self.eval_env, self.episodes)
         self.best_mean_return = max(self.best_mean_return, result.mean_return)
+        self.last_mean_return = result.mean_return
         self.logger.record("eval/mean_reward", result.mean_return)
         self.logger.record("eval/mean_ep_length", float(np.mean(result.lengths)))
         if result.success_rate is not None:
             self.logger.record("eval/success_rate", result.success_rate)
         self.logger.dump(self.num_timesteps)
         success = "" if result.success_rate is None else repr(result.success_rate)
-        wall = time.perf_counter() - self.started
+        wall = self.wall()
         with open(self.csv_path, "a") as f:
             f.write(f"{self.num_timesteps},{result.mean_return!r},{result.std_return!r},{success},{wall:.3f}\n")
         return result

@@ -118,6 +118,17 @@ class RunRecord:
         record.save()
         return record
 
+    @classmethod
+    def reopen(cls, run_dir: Path, data: dict[str, Any], step: int, meta: dict[str, Any]) -> RunRecord:
+        """Mark an existing run as running again, noting the snapshot step it continues from."""
+        data.update(status="running", pid=os.getpid(), host=platform.node(), error=None, final=None)
+        data.setdefault("resumes", []).append(
+            {"from_step": step, "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": meta.get("command")}
+        )
+        record = cls(run_dir, data)
+        record.save()
+        return record
+
     def save(self) -> None:
         write_json(self.run_dir / "run.json", self.data)
 

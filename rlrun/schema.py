@@ -74,3 +74,13 @@ class RunConfig:
 def register() -> None:
     """Store the schema as ``rlrun_schema``, the first entry of ``conf/config.yaml``'s defaults."""
     ConfigStore.instance().store(name="rlrun_schema", node=RunConfig)
+    ConfigStore.instance().store(name="rlrun_check_schema", node=CheckConfig)  # conf/check.yaml (rlrun-check)
+
+
+@dataclass
+class CheckConfig(RunConfig):
+    """``rlrun-check``'s config: the run's keys, plus the length of the random rollout and the simulation."""
+
+    steps: int = 1000  # env steps of the random-action rollout check
+    sim: int = 0  # > 0: print a random-action episode step by step for this many steps instead of checking
+    render: str | None = None  # with sim: ansi prints the frames, human shows them in a window

@@ -1,8 +1,11 @@
-"""Periodic snapshots under ``<run_dir>/snapshots/step-<N>/``, written atomically.
+"""Crash-safe snapshots under ``<run_dir>/snapshots/step-<N>/``.
 
-A snapshot folder is written under a temporary name, every file flushed to disk, a ``manifest.json``
-with each file's sha256 written last, and only then renamed into place. A folder without a valid
-manifest is therefore never mistaken for a complete snapshot.
+A snapshot holds everything a run needs to continue: the model with its optimiser state
+(``model.zip``), the replay buffer, the VecNormalize statistics, and ``state.pkl`` with what SB3's
+``save`` leaves out (RNG states, the in-process envs themselves, the logger's pending values, the
+callbacks' state). It is written under a temporary name, every file flushed to disk, a
+``manifest.json`` with each file's sha256 written last, and only then renamed into place: a process
+killed at any moment leaves either the complete snapshot or none, and a damaged one is detected.
 """
 
 from __future__ import annotations
@@ -10,14 +13,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
 import shutil
+import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 
 MANIFEST = "manifest.json"
+STATE = "state.pkl"
+BUFFER = "replay_buffer.pkl"
 
 
 def snapshot_name(step: int) -> str:
@@ -32,7 +41,7 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _fsync_dir(path: Path) -> None:
+def _fsync(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -40,8 +49,19 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def save_snapshot(model: BaseAlgorithm, folder: Path, with_buffer: bool) -> Path:
-    """Write model (with optimiser state), replay buffer and VecNormalize statistics atomically."""
+def _write_manifest(snapshot: Path, manifest: dict[str, Any]) -> None:
+    tmp = snapshot / f".{MANIFEST}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(manifest, f, indent=2)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, snapshot / MANIFEST)
+
+
+def save_snapshot(
+    model: BaseAlgorithm, folder: Path, state: dict[str, Any], with_buffer: bool, score: float | None
+) -> Path:
+    """Write a complete snapshot of ``model`` at its current step, atomically."""
     folder.mkdir(parents=True, exist_ok=True)
     final = folder / snapshot_name(model.num_timesteps)
     tmp = folder / f".tmp-{final.name}"
@@ -49,59 +69,102 @@ def save_snapshot(model: BaseAlgorithm, folder: Path, with_buffer: bool) -> Path
     tmp.mkdir()
     model.save(tmp / "model.zip")
     if with_buffer and isinstance(model, OffPolicyAlgorithm):
-        model.save_replay_buffer(tmp / "replay_buffer.pkl")
-    vec_normalize = model.get_vec_normalize_env()
-    if vec_normalize is not None:
-        vec_normalize.save(str(tmp / "vecnormalize.pkl"))
+        model.save_replay_buffer(tmp / BUFFER)
+    if (normalizer := model.get_vec_normalize_env()) is not None:
+        normalizer.save(str(tmp / "vecnormalize.pkl"))
+    with open(tmp / STATE, "wb") as f:
+        pickle.dump(state, f)
     files = sorted(p for p in tmp.iterdir() if p.is_file())
     for path in files:
-        with open(path, "rb") as f:
-            os.fsync(f.fileno())
-    manifest = {"step": model.num_timesteps, "files": {p.name: _sha256(p) for p in files}}
-    with open(tmp / MANIFEST, "w") as f:
-        json.dump(manifest, f, indent=2)
-        f.flush()
-        os.fsync(f.fileno())
-    if final.exists():  # the same step written again (a resumed run): the new one replaces it
+        _fsync(path)
+    _write_manifest(tmp, {"step": model.num_timesteps, "score": score, "files": {p.name: _sha256(p) for p in files}})
+    if final.exists():  # the same step written again by a resumed run: the new one replaces it
         shutil.rmtree(final)
     os.rename(tmp, final)
-    _fsync_dir(folder)
+    _fsync(folder)
     return final
+
+
+def manifest(snapshot: Path) -> dict[str, Any]:
+    return json.loads((snapshot / MANIFEST).read_text())
 
 
 def is_complete(snapshot: Path) -> bool:
     """Whether every file the manifest lists is present with its recorded hash."""
     try:
-        manifest = json.loads((snapshot / MANIFEST).read_text())
-        return all(_sha256(snapshot / name) == digest for name, digest in manifest["files"].items())
+        files = manifest(snapshot)["files"]
+        return all(_sha256(snapshot / name) == digest for name, digest in files.items())
     except (OSError, ValueError, KeyError):
         return False
 
 
 def list_snapshots(folder: Path) -> list[Path]:
-    """Snapshot folders, oldest first (temporary folders excluded)."""
+    """Snapshot folders, oldest first (temporary folders of interrupted writes excluded)."""
     if not folder.is_dir():
         return []
     return sorted(p for p in folder.iterdir() if p.is_dir() and p.name.startswith("step-"))
 
 
-class SnapshotCallback(BaseCallback):
-    """Snapshot every ``every`` env steps at the next rollout boundary; keep the newest ``keep``.
+def newest_complete(folder: Path) -> Path | None:
+    """The newest snapshot that verifies; each damaged newer one is skipped with a warning."""
+    for snapshot in reversed(list_snapshots(folder)):
+        if is_complete(snapshot):
+            return snapshot
+        warnings.warn(f"snapshot {snapshot} is damaged or incomplete; using the one before it", stacklevel=2)
+    return None
 
-    ``replay_buffer``: ``latest`` keeps the buffer only in the newest snapshot (the previous one loses
-    it only after the new one is complete), ``all`` in every snapshot, ``none`` never.
+
+def best(folder: Path) -> Path | None:
+    """The complete snapshot with the highest evaluation score recorded when it was taken."""
+    scored = [(manifest(s)["score"], s) for s in list_snapshots(folder) if is_complete(s)]
+    scored = [(score, s) for score, s in scored if score is not None]
+    return max(scored, key=lambda item: item[0])[1] if scored else None
+
+
+def load_state(snapshot: Path) -> dict[str, Any]:
+    with open(snapshot / STATE, "rb") as f:
+        return pickle.load(f)
+
+
+def drop_file(snapshot: Path, name: str) -> None:
+    """Remove one file from a complete snapshot, taking it out of the manifest first."""
+    if not (snapshot / name).exists():
+        return
+    data = manifest(snapshot)
+    data["files"].pop(name, None)
+    _write_manifest(snapshot, data)
+    (snapshot / name).unlink()
+
+
+def prune(folder: Path, keep: int, replay_buffer: str) -> None:
+    """Keep the newest ``keep`` snapshots plus the best one; with ``latest``, the buffer in the newest only."""
+    snapshots = list_snapshots(folder)
+    keep_best = best(folder)
+    for old in snapshots[:-keep]:
+        if old != keep_best:
+            shutil.rmtree(old)
+    if replay_buffer == "latest":
+        for old in list_snapshots(folder)[:-1]:
+            drop_file(old, BUFFER)
+
+
+class SnapshotCallback(BaseCallback):
+    """Snapshot every ``every`` env steps at the next rollout boundary, where nothing is half-collected.
+
+    ``state`` returns what SB3's ``save`` leaves out; ``score`` the latest evaluation's mean return.
     """
 
-    def __init__(self, folder: Path, every: int, keep: int, replay_buffer: str) -> None:
+    def __init__(
+        self, folder: Path, every: int, keep: int, replay_buffer: str,
+        state: Callable[[], dict[str, Any]], score: Callable[[], float | None],
+    ) -> None:  # fmt: skip
         super().__init__()
-        self.folder = folder
-        self.every = every
-        self.keep = keep
-        self.replay_buffer = replay_buffer
+        self.folder, self.every, self.keep, self.replay_buffer = folder, every, keep, replay_buffer
+        self.state, self.score = state, score
         self.next_snapshot = every
 
     def _on_training_start(self) -> None:
-        while self.next_snapshot <= self.num_timesteps:
+        while self.next_snapshot <= self.num_timesteps:  # a resumed run: the next one still ahead
             self.next_snapshot += self.every
 
     def _on_step(self) -> bool:
@@ -117,27 +180,6 @@ class SnapshotCallback(BaseCallback):
 
     def snapshot(self) -> Path:
         """Write a snapshot now and apply the retention rules."""
-        path = save_snapshot(self.model, self.folder, with_buffer=self.replay_buffer != "none")
-        self.prune()
+        path = save_snapshot(self.model, self.folder, self.state(), self.replay_buffer != "none", self.score())
+        prune(self.folder, self.keep, self.replay_buffer)
         return path
-
-    def prune(self) -> None:
-        snapshots = list_snapshots(self.folder)
-        for old in snapshots[: -self.keep]:
-            shutil.rmtree(old)
-        if self.replay_buffer == "latest":
-            for old in snapshots[-self.keep : -1]:
-                drop_file(old, "replay_buffer.pkl")
-
-
-def drop_file(snapshot: Path, name: str) -> None:
-    """Remove one file from a complete snapshot, taking it out of the manifest first."""
-    path = snapshot / name
-    if not path.exists():
-        return
-    manifest = json.loads((snapshot / MANIFEST).read_text())
-    manifest["files"].pop(name, None)
-    tmp = snapshot / f".{MANIFEST}.tmp"
-    tmp.write_text(json.dumps(manifest, indent=2))
-    os.replace(tmp, snapshot / MANIFEST)
-    path.unlink()

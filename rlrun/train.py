@@ -1,14 +1,18 @@
 """One training run, top to bottom: validate -> build envs -> build model -> learn -> evaluate -> save.
 
-:func:`train` is a plain function of the composed config, the run folder and the provenance Hydra
-knows (``meta``), so tests call it without Hydra's runtime.
+:func:`train` starts a run and :func:`resume` continues one from its newest complete snapshot; both
+go through :func:`_run`. They are plain functions of the config, the run folder and the provenance
+Hydra knows (``meta``), so tests call them without Hydra's runtime.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +20,25 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from stable_baselines3.common.callbacks import CallbackList
 from stable_baselines3.common.logger import HParam, Logger, TensorBoardOutputFormat
+from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.utils import set_random_seed
+from torch.utils.tensorboard import SummaryWriter
 
-from rlrun import build, validate
+from rlrun import build, snapshots, validate
+from rlrun import resume as resuming
 from rlrun.evaluation import EvalCallback, evaluate
+from rlrun.interrupts import InterruptCallback, RunInterrupted
 from rlrun.record import RunRecord
-from rlrun.snapshots import SnapshotCallback
 
 log = logging.getLogger("rlrun")
+
+
+class _TensorBoard(TensorBoardOutputFormat):
+    """SB3's TensorBoard writer with a ``purge_step``: a resumed run drops the events after its snapshot."""
+
+    def __init__(self, folder: str, purge_step: int | None = None) -> None:
+        self.writer = SummaryWriter(log_dir=folder, purge_step=purge_step)
+        self._is_closed = False
 
 
 def preflight(cfg: DictConfig) -> str:
@@ -39,11 +54,123 @@ def preflight(cfg: DictConfig) -> str:
         probe.close()
 
 
+def train(cfg: DictConfig, run_dir: str | Path, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Train the configured agent into ``run_dir``; returns the final evaluation (``run.json``'s ``final``)."""
+    run_dir, meta = Path(run_dir), meta or {}
+    torch.set_num_threads(cfg.torch_threads)
+    policy = preflight(cfg)
+    set_random_seed(cfg.seed)
+    record = RunRecord.start(run_dir, cfg, meta, policy)
+    return _run(cfg, run_dir, record, meta, snapshot=None)
+
+
+def resume(run_dir: str | Path, progress_bar: str = "auto", meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Continue the run in ``run_dir`` from its newest complete snapshot, with the run's own config."""
+    run_dir, meta = Path(run_dir), meta or {}
+    record_path = run_dir / "run.json"
+    data = json.loads(record_path.read_text()) if record_path.is_file() else None
+    snapshot = resuming.check_target(run_dir, data)
+    assert data is not None
+    if snapshot is None:
+        log.info("%s is already completed; nothing to do", run_dir)
+        return data["final"]
+    cfg = OmegaConf.load(run_dir / "config.yaml")  # the run's own record; never written back
+    cfg.progress_bar = progress_bar
+    torch.set_num_threads(cfg.torch_threads)
+    preflight(cfg)
+    step = snapshots.manifest(snapshot)["step"]
+    log.info("resuming %s from step %d", run_dir, step)
+    record = RunRecord.reopen(run_dir, data, step, meta)
+    return _run(cfg, run_dir, record, meta, snapshot)
+
+
 def _progress_bar(cfg: DictConfig, meta: dict[str, Any]) -> bool:
     setting = str(cfg.progress_bar).lower()
     if setting == "auto":
         return sys.stderr.isatty() and not meta.get("multirun", False)
     return setting == "true"
+
+
+def _run(
+    cfg: DictConfig, run_dir: Path, record: RunRecord, meta: dict[str, Any], snapshot: Path | None
+) -> dict[str, Any]:
+    train_env = eval_env = None
+    started = time.perf_counter()
+    try:
+        stats = snapshot / "vecnormalize.pkl" if snapshot is not None else None
+        train_env = build.make_train_env(cfg, stats if stats is not None and stats.exists() else None)
+        eval_env = build.make_eval_env(cfg)
+        evaluator = EvalCallback(eval_env, cfg.eval.every, cfg.eval.episodes, run_dir / "eval.csv")
+        if snapshot is None:
+            model = build.make_model(cfg, train_env)
+            model.set_logger(Logger(str(run_dir / "tb"), [_TensorBoard(str(run_dir / "tb"))]))
+        else:
+            model = _restore(cfg, run_dir, snapshot, train_env, eval_env, evaluator)
+        interrupts = InterruptCallback()
+        snapshotter = snapshots.SnapshotCallback(
+            run_dir / "snapshots", cfg.snapshot.every, cfg.snapshot.keep, cfg.snapshot.replay_buffer,
+            state=lambda: resuming.capture(model, train_env, eval_env, evaluator),
+            score=lambda: evaluator.last_mean_return,
+        )  # fmt: skip
+        with interrupts.installed():
+            model.learn(
+                cfg.total_timesteps - model.num_timesteps,
+                callback=CallbackList([evaluator, snapshotter, interrupts]),
+                reset_num_timesteps=snapshot is None,
+                progress_bar=_progress_bar(cfg, meta),
+            )
+        wall = evaluator.wall()
+        if interrupts.received is not None:
+            snapshotter.snapshot()
+            record.finish("interrupted", timesteps=model.num_timesteps, wall_s=round(wall, 3))
+            raise RunInterrupted(interrupts.received, str(run_dir))
+        final = evaluate(model, eval_env, cfg.eval.final_episodes)
+        _save_final(model, run_dir)
+        _log_final(model.logger, cfg, final.summary(), model.num_timesteps)
+        record.finish(
+            "completed", timesteps=model.num_timesteps, wall_s=round(wall, 3),
+            fps=round(model.num_timesteps / max(time.perf_counter() - started, 1e-9), 1), final=final.summary(),
+        )  # fmt: skip
+        return final.summary()
+    except RunInterrupted:
+        raise
+    except KeyboardInterrupt:
+        record.finish("interrupted", wall_s=round(time.perf_counter() - started, 3))
+        raise
+    except BaseException as error:
+        record.finish("failed", error=f"{type(error).__name__}: {error}")
+        raise
+    finally:
+        for env in (train_env, eval_env):
+            if env is not None:
+                env.close()
+
+
+def _restore(cfg: DictConfig, run_dir: Path, snapshot: Path, train_env: Any, eval_env: Any, evaluator: EvalCallback):
+    """Load the snapshot's model, buffer and state; rewind the logs to its step."""
+    model = build.load_model(cfg, snapshot / "model.zip", train_env)
+    step = model.num_timesteps
+    if isinstance(model, OffPolicyAlgorithm):
+        if (snapshot / snapshots.BUFFER).exists():
+            # the envs continue the unfinished episode, so HER must not truncate it
+            model.load_replay_buffer(snapshot / snapshots.BUFFER, truncate_last_traj=False)
+        else:
+            warnings.warn(f"{snapshot} holds no replay buffer; continuing with an empty one", stacklevel=2)
+    model.set_logger(Logger(str(run_dir / "tb"), [_TensorBoard(str(run_dir / "tb"), purge_step=step + 1)]))
+    if not resuming.restore(snapshots.load_state(snapshot), model, train_env, eval_env, evaluator):
+        log.warning("subprocess envs were reset: the resumed run is correct but not bit-identical")
+    resuming.rewind_eval_csv(run_dir / "eval.csv", step)
+    return model
+
+
+def _save_final(model: Any, run_dir: Path) -> None:
+    """``model.zip`` (and ``vecnormalize.pkl``), each written under a temporary name and renamed."""
+    tmp = run_dir / ".model.tmp.zip"
+    model.save(tmp)
+    os.replace(tmp, run_dir / "model.zip")
+    if (normalizer := model.get_vec_normalize_env()) is not None:
+        normalizer.save(str(run_dir / ".vecnormalize.tmp.pkl"))
+        os.replace(run_dir / ".vecnormalize.tmp.pkl", run_dir / "vecnormalize.pkl")
 
 
 def _hparams(cfg: DictConfig) -> dict[str, Any]:
@@ -55,57 +182,10 @@ def _hparams(cfg: DictConfig) -> dict[str, Any]:
             for key, value in node.items():
                 walk(value, f"{prefix}{key}.")
         else:
-            key = prefix[:-1]
-            flat[key] = node if isinstance(node, (bool, int, float, str)) else str(node)
+            flat[prefix[:-1]] = node if isinstance(node, (bool, int, float, str)) else str(node)
 
     walk(OmegaConf.to_container(cfg, resolve=True), "")
     return flat
-
-
-def train(cfg: DictConfig, run_dir: str | Path, meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Train the configured agent into ``run_dir`` and return the final evaluation (``run.json``'s ``final``)."""
-    run_dir, meta = Path(run_dir), meta or {}
-    torch.set_num_threads(cfg.torch_threads)
-    policy = preflight(cfg)
-    set_random_seed(cfg.seed)
-    record = RunRecord.start(run_dir, cfg, meta, policy)
-    train_env = eval_env = None
-    started = time.perf_counter()
-    try:
-        train_env = build.make_train_env(cfg)
-        eval_env = build.make_eval_env(cfg)
-        model = build.make_model(cfg, train_env)
-        model.set_logger(Logger(str(run_dir / "tb"), [TensorBoardOutputFormat(str(run_dir / "tb"))]))
-        evaluator = EvalCallback(eval_env, cfg.eval.every, cfg.eval.episodes, run_dir / "eval.csv")
-        snapshots = SnapshotCallback(
-            run_dir / "snapshots", cfg.snapshot.every, cfg.snapshot.keep, cfg.snapshot.replay_buffer
-        )
-        model.learn(
-            cfg.total_timesteps,
-            callback=CallbackList([evaluator, snapshots]),
-            progress_bar=_progress_bar(cfg, meta),
-        )
-        wall = time.perf_counter() - started
-        final = evaluate(model, eval_env, cfg.eval.final_episodes)
-        model.save(run_dir / "model.zip")
-        if (normalizer := model.get_vec_normalize_env()) is not None:
-            normalizer.save(str(run_dir / "vecnormalize.pkl"))
-        _log_final(model.logger, cfg, final.summary(), model.num_timesteps)
-        record.finish(
-            "completed", timesteps=model.num_timesteps, wall_s=round(wall, 3),
-            fps=round(model.num_timesteps / wall, 1), final=final.summary(),
-        )  # fmt: skip
-        return final.summary()
-    except KeyboardInterrupt:
-        record.finish("interrupted", wall_s=round(time.perf_counter() - started, 3))
-        raise
-    except BaseException as error:
-        record.finish("failed", error=f"{type(error).__name__}: {error}")
-        raise
-    finally:
-        for env in (train_env, eval_env):
-            if env is not None:
-                env.close()
 
 
 def _log_final(logger: Logger, cfg: DictConfig, final: dict[str, Any], step: int) -> None:

@@ -184,3 +184,46 @@ def fit_problems(cfg: DictConfig, env: gym.Env, algo_cls: type[BaseAlgorithm], u
                 (f"algo.batch_size={batch} is larger than the rollout n_steps * env.n_envs = {rollout}",
                  f"lower algo.batch_size to a divisor of {rollout}, or raise algo.n_steps / env.n_envs"))  # fmt: skip
     return problems
+
+
+def algo_fits(env: gym.Env, algo_cls: type[BaseAlgorithm], uses_her: bool) -> bool:
+    """Whether ``algo_cls`` can act in ``env``'s action space and, with HER, whether ``env`` is a goal env.
+
+    The space part of :func:`fit_problems` as a yes/no answer, for listings such as ``rlrun-envs``.
+    """
+    allowed = next((v for cls, v in ACTION_SPACES.items() if issubclass(algo_cls, cls)), None)
+    return (allowed is None or isinstance(env.action_space, allowed)) and (not uses_her or is_goal_env(env))
+
+
+def budget_problems(cfg: DictConfig, algo_cls: type[BaseAlgorithm]) -> list[Problem]:
+    """Budgets that make a run pointless: an off-policy agent that never gets past ``learning_starts``."""
+    from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
+
+    problems: list[Problem] = []
+    learning_starts = cfg.algo.get("learning_starts")
+    total = cfg.total_timesteps
+    if issubclass(algo_cls, OffPolicyAlgorithm) and learning_starts is not None and learning_starts >= total:
+        problems.append(
+            (f"algo.learning_starts={learning_starts} >= total_timesteps={total}: "
+             f"{algo_cls.__name__} would only act randomly and never update",
+             f"lower algo.learning_starts below {total}, or raise total_timesteps"))  # fmt: skip
+    return problems
+
+
+def budget_warnings(cfg: DictConfig, algo_cls: type[BaseAlgorithm]) -> list[Problem]:
+    """Legal settings that probably do not do what was meant (truncated minibatches, no evaluation)."""
+    problems: list[Problem] = []
+    batch = cfg.algo.get("batch_size")
+    if issubclass(algo_cls, OnPolicyAlgorithm) and "n_steps" in cfg.algo and batch:
+        rollout = cfg.algo.n_steps * cfg.env.n_envs
+        if rollout >= batch and rollout % batch:
+            problems.append(
+                (f"the rollout n_steps * env.n_envs = {rollout} is not a multiple of "
+                 f"algo.batch_size={batch}: every epoch ends with a truncated minibatch of {rollout % batch}",
+                 f"use a batch_size that divides {rollout}"))  # fmt: skip
+    if cfg.eval.every > cfg.total_timesteps:
+        problems.append(
+            (f"eval.every={cfg.eval.every} > total_timesteps={cfg.total_timesteps}: "
+             "no periodic evaluation happens, eval.csv stays empty",
+             f"set eval.every to at most {cfg.total_timesteps}"))  # fmt: skip
+    return problems

@@ -1,0 +1,385 @@
+"""``rlrun-check`` (``python -m rlrun.check env=X [algo=Y] [wrappers=...]``): find problems before training.
+
+Builds exactly what ``rlrun`` would train (through :mod:`rlrun.build`) and reports each check as PASS, FAIL
+or SKIP: Gymnasium's and SB3's env checkers, seeded determinism, a pickle round trip mid-episode, the
+goal-env reward contract HER relies on, and a random-action rollout free of NaN and inf. With ``algo`` on
+the command line (``algo=...`` or any ``algo.<key>=...``) it also checks the algorithm's arguments, its fit
+to the spaces after the wrappers, and the budgets. ``sim=N`` prints a random-action episode step by step
+instead (``render=ansi`` prints the frames). Exit status: 0 all passed, 1 a check failed, 2 a user
+mistake that stops the checks from running (bad id, bad value). Writes no files.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import pickle
+import re
+import sys
+import textwrap
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager, redirect_stdout
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import hydra
+import numpy as np
+from gymnasium.utils.env_checker import check_env as gym_check_env
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig
+from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+from rlrun import build, validate
+from rlrun.errors import UserError, report_user_errors
+
+PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
+SIM_RENDER_MODES = ("ansi", "human")
+WIDTH = 100  # notes under a check line are wrapped to this width
+# Gymnasium's check_env renders every listed mode, human included: never open a real window.
+HEADLESS = {"SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy", "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
+
+
+@dataclass
+class Result:
+    """One line of the report, with further lines (warnings, fixes) under it."""
+
+    name: str
+    status: str
+    detail: str = ""  # the reason of a FAIL or SKIP, or a short note on a PASS
+    notes: list[str] = field(default_factory=list)
+
+
+def _problems(
+    name: str, problems: list[validate.Problem], warned: list[validate.Problem] | None = None
+) -> Result:
+    """A check made of :mod:`rlrun.validate` problems: FAIL if any, warnings as notes under a PASS."""
+    warned = warned or []
+    if len(problems) == 1:
+        return Result(name, FAIL, problems[0][0], [f"fix: {problems[0][1]}"])
+    notes = [line for problem, fix in [*problems, *warned] for line in (problem, f"  fix: {fix}")]
+    if problems:
+        return Result(name, FAIL, f"{len(problems)} problems", notes)
+    return Result(name, PASS, f"{len(warned)} warning(s)" if warned else "", notes)
+
+
+@contextmanager
+def _headless() -> Iterator[None]:
+    saved = {key: os.environ.get(key) for key in HEADLESS}
+    os.environ.update(HEADLESS)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                del os.environ[key]
+            else:
+                os.environ[key] = value
+
+
+def _run_checker(name: str, checker: Callable[..., None], env: gym.Env) -> Result:
+    """Run an env checker on ``env.unwrapped``; its warnings become notes, render needs it can skip."""
+    detail, printed = "", io.StringIO()
+    with _headless(), warnings.catch_warnings(record=True) as caught, redirect_stdout(printed):
+        warnings.simplefilter("always")
+        try:
+            checker(env.unwrapped)
+        except gym.error.DependencyNotInstalled as error:  # e.g. pygame for the render modes
+            checker(env.unwrapped, skip_render_check=True)
+            detail = f"render check skipped: {error}"
+    messages = [re.sub(r"\x1b\[[0-9;]*m", "", str(w.message)).removeprefix("WARN: ") for w in caught]
+    notes = list(dict.fromkeys(messages))
+    warned = f"{len(notes)} warning(s)" if notes else ""
+    notes += [" ".join(printed.getvalue().split())] if printed.getvalue().strip() else []
+    return Result(name, PASS, "; ".join(filter(None, [detail, warned])), notes)
+
+
+def _actions(space: gym.Space, n: int, seed: int) -> list[Any]:
+    space.seed(seed)
+    return [space.sample() for _ in range(n)]
+
+
+def _trajectory(env: gym.Env, actions: list[Any], seed: int | None = 0, label: str = "step") -> list[tuple]:
+    """(where, obs, reward, terminated, truncated) for a reset (unless ``seed`` is None) and each step."""
+    out: list[tuple] = (
+        [] if seed is None else [(f"reset(seed={seed})", env.reset(seed=seed)[0], None, None, None)]
+    )
+    for i, action in enumerate(actions, 1):
+        obs, reward, terminated, truncated, _ = env.step(action)
+        out.append((f"{label} {i}", obs, reward, terminated, truncated))
+        if terminated or truncated:
+            out.append((f"the reset after {label} {i}", env.reset()[0], None, None, None))
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    try:
+        return bool(np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True))
+    except TypeError:
+        return bool(a == b)
+
+
+def _difference(first: list[tuple], second: list[tuple]) -> str | None:
+    """Where two trajectories first differ, and in what; None if they are the same."""
+    for (where, *a), (_, *b) in zip(first, second):
+        for what, x, y in zip(("observations", "rewards", "terminated flags", "truncated flags"), a, b):
+            if not _same(x, y):
+                return f"{where}: {what} differ ({_show(x)} vs {_show(y)})"
+    return None
+
+
+def _show(value: Any) -> str:
+    """A value on one short line (observations, actions, rewards)."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_show(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, np.ndarray):
+        return np.array2string(value, precision=4, separator=", ", threshold=12).replace("\n", "")
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def determinism(cfg: DictConfig, steps: int) -> Result:
+    """Two copies, same seed, same actions: the same observations, rewards and flags."""
+    with closing(build.make_env(cfg)) as first, closing(build.make_env(cfg)) as second:
+        actions = _actions(first.action_space, steps, cfg.seed)
+        diff = _difference(_trajectory(first, actions, cfg.seed), _trajectory(second, actions, cfg.seed))
+    if diff:
+        return Result("seeded determinism", FAIL, f"two copies reset with seed={cfg.seed} diverged at {diff}",
+                      ["fix: draw every random number from self.np_random, seeded by super().reset(seed=seed)"])  # fmt: skip
+    return Result("seeded determinism", PASS, f"{steps} steps, seed={cfg.seed}")
+
+
+def pickling(cfg: DictConfig, steps: int, compare: bool) -> Result:
+    """A pickle round trip mid-episode; the copy must continue exactly like the original (if deterministic)."""
+    before, after = min(steps, 10), min(steps, 50)
+    with closing(build.make_env(cfg)) as env:
+        actions = _actions(env.action_space, before + after, cfg.seed)
+        _trajectory(env, actions[:before], cfg.seed)
+        try:
+            clone = pickle.loads(pickle.dumps(env))
+        except Exception as error:
+            return Result("pickling", FAIL, f"round trip after {before} steps: {type(error).__name__}: {error}",
+                          ["fix: keep only picklable state on the env (no open files, locks, lambdas)"])  # fmt: skip
+        with closing(clone):
+            if not compare:
+                return Result(
+                    "pickling", PASS, "round trip only (not compared: the env is not deterministic)"
+                )
+            diff = _difference(
+                _trajectory(env, actions[before:], None), _trajectory(clone, actions[before:], None)
+            )
+    if diff:
+        return Result("pickling", FAIL, f"the unpickled copy continued differently: at {diff}")
+    return Result("pickling", PASS, f"round trip after {before} steps, then {after} identical steps")
+
+
+def _goal_transitions(env: gym.Env, actions: list[Any], seed: int) -> tuple[np.ndarray, ...]:
+    """(achieved goals, desired goals, infos, rewards) of a random rollout, as HER's buffer would hold them."""
+    rows = []
+    env.reset(seed=seed)
+    for action in actions:
+        obs, reward, terminated, truncated, info = env.step(action)
+        rows.append((obs["achieved_goal"], obs["desired_goal"], info, reward))
+        if terminated or truncated:
+            env.reset()
+    achieved, desired, infos, rewards = zip(*rows)
+    return (
+        np.stack(achieved),
+        np.stack(desired),
+        np.array(infos, dtype=object),
+        np.array(rewards, dtype=float),
+    )
+
+
+def goal_rewards(cfg: DictConfig, steps: int) -> Result:
+    """HER's contract: ``compute_reward`` on a batch returns one reward per transition, equal to ``step``'s."""
+    name, steps = "goal env compute_reward", min(steps, 200)
+    with closing(build.make_env(cfg)) as env:
+        if not validate.is_goal_env(env):
+            return Result(name, SKIP, "not a goal env (Dict observation with achieved_goal, desired_goal, and "
+                          "a compute_reward method)")  # fmt: skip
+        achieved, desired, infos, rewards = _goal_transitions(
+            env, _actions(env.action_space, steps, cfg.seed), cfg.seed
+        )
+        try:
+            batch = np.asarray(env.get_wrapper_attr("compute_reward")(achieved, desired, infos), dtype=float)
+        except Exception as error:
+            return Result(name, FAIL, f"on a batch of {steps} goals it raised {type(error).__name__}: {error}",
+                          ["fix: HER calls it with arrays of shape (batch, goal_dim): vectorise it"])  # fmt: skip
+    if batch.shape != (steps,):
+        return Result(name, FAIL, f"on a batch of {steps} goals it returned shape {batch.shape}, not ({steps},)",
+                      ["fix: return one reward per transition (reduce over the last axis only)"])  # fmt: skip
+    bad = np.flatnonzero(~np.isclose(batch, rewards, rtol=1e-5, atol=1e-6, equal_nan=True))
+    if bad.size:
+        i = int(bad[0])
+        return Result(name, FAIL, f"disagrees with step's reward on {bad.size} of {steps} transitions (first at "
+                      f"step {i + 1}: step returned {rewards[i]:.4g}, compute_reward {batch[i]:.4g})",
+                      ["fix: compute step's reward with compute_reward(achieved_goal, desired_goal, info); note "
+                       "that a reward wrapper (e.g. scale_reward) changes step's reward, not compute_reward's"])  # fmt: skip
+    return Result(name, PASS, f"a batch of {steps} transitions agrees with step")
+
+
+def _non_finite(value: Any, name: str) -> str | None:
+    """Which part of an observation or reward batch holds NaN or inf, and in which env copy."""
+    if isinstance(value, dict):
+        return next(filter(None, (_non_finite(v, f"{name}[{k!r}]") for k, v in value.items())), None)
+    array = np.asarray(value)
+    if array.dtype.kind not in "fc" or np.isfinite(array).all():
+        return None
+    copy = int(np.argwhere(~np.isfinite(array))[0][0])
+    return (
+        f"{name} contain {'NaN' if np.isnan(array).any() else 'inf'} (env copy {copy}: {_show(array[copy])})"
+    )
+
+
+def rollout(cfg: DictConfig, steps: int) -> Result:
+    """``steps`` random-action steps through the training envs (vectorised, normalised): all finite."""
+    venv = build.make_train_env(cfg)
+    try:
+        venv.reset()
+        n = venv.num_envs
+        actions = _actions(venv.action_space, math.ceil(steps / n) * n, cfg.seed)
+        episodes = 0
+        for t in range(math.ceil(steps / n)):
+            obs, rewards, dones, _ = venv.step(np.array(actions[t * n : (t + 1) * n]))
+            episodes += int(dones.sum())
+            problem = _non_finite(obs, "observations") or _non_finite(rewards, "rewards")
+            if problem:
+                return Result("random rollout", FAIL, f"step {t + 1}: {problem}")
+    finally:
+        venv.close()
+    return Result(
+        "random rollout",
+        PASS,
+        f"{steps} steps ({n} env cop{'y' if n == 1 else 'ies'}, {episodes} episodes ended), no NaN or inf",
+    )
+
+
+def algo_checks(cfg: DictConfig, env: gym.Env) -> list[Result]:
+    """The algorithm's arguments, its fit to the spaces after the wrappers, and the budgets."""
+    algo_cls = build.algo_class(cfg)
+    name = algo_cls.__name__
+    return [
+        _problems(f"{name} arguments", validate.algo_problems(cfg, algo_cls)),
+        _problems(
+            f"{name} fits {cfg.env.id}", validate.fit_problems(cfg, env, algo_cls, build.uses_her(cfg))
+        ),
+        _problems(
+            "hyperparameters",
+            validate.budget_problems(cfg, algo_cls),
+            validate.budget_warnings(cfg, algo_cls),
+        ),
+    ]
+
+
+def _guarded(name: str, check: Callable[[], Result | list[Result]]) -> list[Result]:
+    """Run one check; an exception from the env is that check's FAIL, not a traceback."""
+    try:
+        result = check()
+    except UserError:
+        raise
+    except Exception as error:
+        return [Result(name, FAIL, f"{type(error).__name__}: {error}")]
+    return result if isinstance(result, list) else [result]
+
+
+def run_checks(cfg: DictConfig, with_algo: bool) -> list[Result]:
+    """Every check in report order; raises :class:`UserError` when the config cannot be built at all."""
+    validate.raise_if(validate.range_problems(cfg))
+    if cfg.steps < 1:
+        raise UserError(f"steps={cfg.steps} must be positive", "set steps to 1 or more (default 1000)")
+    probe = build.make_env(cfg)  # a bad id or a wrapper that cannot apply stops here, exit status 2
+    steps = cfg.steps
+    results = _guarded(
+        "Gymnasium check_env", lambda: _run_checker("Gymnasium check_env", gym_check_env, probe)
+    )
+    results += _guarded("SB3 check_env", lambda: _run_checker("SB3 check_env", sb3_check_env, probe))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the checkers above already reported what the env warns about
+        results += _guarded("seeded determinism", lambda: determinism(cfg, steps))
+        results += _guarded("pickling", lambda: pickling(cfg, steps, compare=results[-1].status == PASS))
+        results += _guarded("goal env compute_reward", lambda: goal_rewards(cfg, steps))
+        if with_algo:
+            results += _guarded("algorithm", lambda: algo_checks(cfg, probe))
+        else:
+            results.append(Result("algorithm", SKIP, "no algo= on the command line (add one, e.g. algo=ppo)"))
+        results += _guarded("random rollout", lambda: rollout(cfg, steps))
+    probe.close()
+    return results
+
+
+def report(results: list[Result]) -> str:
+    """One line per check, notes indented under it, and a closing count."""
+    lines = []
+    for r in results:
+        lines.append(f"{r.status}  {r.name}" + (f": {r.detail}" if r.detail else ""))
+        lines += [
+            textwrap.fill(note, WIDTH, initial_indent=" " * 6, subsequent_indent=" " * 8) for note in r.notes
+        ]
+    counts = {s: sum(r.status == s for r in results) for s in (PASS, FAIL, SKIP)}
+    skipped = f", {counts[SKIP]} skipped" if counts[SKIP] else ""
+    return "\n".join([*lines, f"{counts[PASS]} passed, {counts[FAIL]} failed{skipped}"])
+
+
+def simulate(cfg: DictConfig) -> None:
+    """Print ``cfg.sim`` random-action steps: action, reward, flags, then the observation or ANSI frame."""
+    if cfg.sim < 0 or cfg.render not in (None, *SIM_RENDER_MODES):
+        raise UserError(f"sim={cfg.sim} render={cfg.render}: sim must be >= 0 and render one of "
+                        f"{', '.join(SIM_RENDER_MODES)}", "e.g. sim=20 render=ansi")  # fmt: skip
+    probe = build.make_env(cfg)
+    modes = probe.metadata.get("render_modes", [])
+    probe.close()
+    if cfg.render is not None and cfg.render not in modes:
+        raise UserError(f"{cfg.env.id} cannot render in {cfg.render!r} mode (it offers {modes})",
+                        "leave render unset to print the observations")  # fmt: skip
+    env = build.make_env(cfg, render_mode=cfg.render)
+    env.action_space.seed(cfg.seed)
+    obs, _ = env.reset(seed=cfg.seed)
+    _print_state(env, cfg, f"reset(seed={cfg.seed})", obs)
+    for t in range(1, cfg.sim + 1):
+        action = env.action_space.sample()
+        obs, reward, terminated, truncated, _ = env.step(action)
+        head = f"step {t}  action={_show(action)}  reward={_show(float(reward))}"
+        _print_state(env, cfg, f"{head}  terminated={terminated}  truncated={truncated}", obs)
+        if (terminated or truncated) and t < cfg.sim:
+            _print_state(env, cfg, "reset", env.reset()[0])
+    env.close()
+
+
+def _print_state(env: gym.Env, cfg: DictConfig, head: str, obs: Any) -> None:
+    print(head)
+    print(str(env.render()).rstrip("\n") if cfg.render == "ansi" else f"  observation {_show(obs)}")
+
+
+def _algo_given(overrides: list[str]) -> bool:
+    keys = [override.lstrip("+~").split("=")[0] for override in overrides]
+    return any(key == "algo" or key.startswith("algo.") for key in keys)
+
+
+@hydra.main(config_path="pkg://rlrun.conf", config_name="check", version_base="1.3")
+def main(cfg: DictConfig) -> None:
+    """Check the env (and algorithm) ``rlrun`` would build for these overrides; exit 1 if a check fails."""
+    hydra_cfg = HydraConfig.get()
+    with_algo = _algo_given(list(hydra_cfg.overrides.task))
+    with report_user_errors("rlrun-check"):
+        if cfg.render is not None and not cfg.sim:
+            raise UserError(f"render={cfg.render} shows a simulated episode", "add sim=N, e.g. sim=20")
+        if cfg.sim:
+            simulate(cfg)
+            return
+        algo = f", algo={hydra_cfg.runtime.choices.get('algo')}" if with_algo else ""
+        wrappers = f", wrappers=[{','.join(cfg.wrappers)}]" if cfg.wrappers else ""
+        print(
+            f"rlrun-check: env={hydra_cfg.runtime.choices.get('env')} ({cfg.env.id}){algo}{wrappers}, seed={cfg.seed}"
+        )
+        results = run_checks(cfg, with_algo)
+    print(report(results))
+    if any(r.status == FAIL for r in results):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

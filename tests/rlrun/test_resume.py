@@ -1,0 +1,209 @@
+"""Crash-safe snapshots and exact resume: a killed run comes back as the same run."""
+
+from __future__ import annotations
+
+import csv
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from hydra.utils import get_class
+from omegaconf import DictConfig
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from rlrun import build, interrupts, snapshots
+from rlrun.errors import UserError
+from rlrun.train import resume, train
+from tests.rlrun.helpers import compose_config, shrink
+
+STEPS = 1024
+REPO = Path(__file__).resolve().parents[2]
+
+
+class Crash(Exception):
+    """Stands in for a process dying mid-run."""
+
+
+def config(*overrides: str) -> DictConfig:
+    cfg = shrink(compose_config(*overrides), STEPS)
+    cfg.snapshot.every = STEPS // 4
+    cfg.eval.every = STEPS // 8
+    return cfg
+
+
+def crash_at(monkeypatch: pytest.MonkeyPatch, step: int) -> None:
+    original = interrupts.InterruptCallback._on_step
+
+    def on_step(self: interrupts.InterruptCallback) -> bool:
+        if self.num_timesteps >= step:
+            raise Crash
+        return original(self)
+
+    monkeypatch.setattr(interrupts.InterruptCallback, "_on_step", on_step)
+
+
+def eval_rows(run_dir: Path) -> list[list[str]]:
+    with open(run_dir / "eval.csv") as f:
+        return [row[:4] for row in csv.reader(f)]  # all columns but wall_s
+
+
+def parameters(cfg: DictConfig, run_dir: Path) -> dict[str, torch.Tensor]:
+    env = build.make_vec(cfg, 1, seed=0) if build.uses_her(cfg) else None
+    return get_class(cfg.algo._target_).load(run_dir / "model.zip", env=env, device="cpu").policy.state_dict()
+
+
+def status(run_dir: Path) -> str:
+    return json.loads((run_dir / "run.json").read_text())["status"]
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["env=gridworld", "algo=ppo"],
+        ["env=pendulum", "algo=ppo", "env.normalize.obs=true", "env.normalize.reward=true"],
+        ["env=pointenv", "algo=sac"],
+        ["env=pointgoal", "algo=her"],
+    ],
+    ids=["ppo", "ppo-normalized", "sac", "her"],
+)
+def test_killed_and_resumed_run_is_bit_identical(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overrides: list[str]
+) -> None:
+    train(config(*overrides), tmp_path / "whole")
+    with monkeypatch.context() as patch:
+        crash_at(patch, int(STEPS * 0.6))  # after the second snapshot, mid-rollout
+        with pytest.raises(Crash):
+            train(config(*overrides), tmp_path / "killed")
+    assert status(tmp_path / "killed") == "failed"
+    resume(tmp_path / "killed", progress_bar="false")
+
+    assert status(tmp_path / "killed") == "completed"
+    assert eval_rows(tmp_path / "killed") == eval_rows(tmp_path / "whole")
+    whole, resumed = parameters(config(*overrides), tmp_path / "whole"), parameters(config(*overrides), tmp_path / "killed")
+    assert whole.keys() == resumed.keys() and all(torch.equal(whole[k], resumed[k]) for k in whole)
+
+
+def test_logs_after_resume_have_no_duplicate_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with monkeypatch.context() as patch:
+        crash_at(patch, int(STEPS * 0.6))
+        with pytest.raises(Crash):
+            train(config("env=gridworld", "algo=ppo"), tmp_path)
+    resume(tmp_path, progress_bar="false")
+    steps = [int(row[0]) for row in eval_rows(tmp_path)[1:]]
+    assert steps == sorted(set(steps)) and steps[-1] == STEPS
+    accumulator = EventAccumulator(str(tmp_path / "tb"), purge_orphaned_data=True)
+    accumulator.Reload()
+    events = [e.step for e in accumulator.Scalars("eval/mean_reward")]
+    assert events == steps
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert [r["from_step"] for r in record["resumes"]] == [512]
+
+
+def test_snapshots_keep_the_newest_and_the_best(tmp_path: Path) -> None:
+    cfg = config("env=pointenv", "algo=sac")
+    cfg.snapshot.keep = 2
+    train(cfg, tmp_path)
+    kept = snapshots.list_snapshots(tmp_path / "snapshots")
+    newest = kept[-2:]
+    assert all(snapshots.is_complete(s) for s in kept)
+    assert set(kept) - set(newest) <= {snapshots.best(tmp_path / "snapshots")}
+    assert (kept[-1] / snapshots.BUFFER).exists()  # replay_buffer=latest: only the newest keeps it
+    assert not any((s / snapshots.BUFFER).exists() for s in kept[:-1])
+
+
+def test_sigkill_during_a_snapshot_write_resumes_from_the_previous_one(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    overrides = ["env=pointenv", "algo=sac"]
+    result = subprocess.run(
+        [sys.executable, "-m", "tests.rlrun.kill_during_snapshot", str(run_dir), *overrides],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == -signal.SIGKILL, result.stderr
+    assert [s.name for s in snapshots.list_snapshots(run_dir / "snapshots")] == ["step-0000000256"]
+    assert list((run_dir / "snapshots").glob(".tmp-step-*"))  # the half-written one
+    resume(run_dir, progress_bar="false")
+    assert status(run_dir) == "completed"
+    assert json.loads((run_dir / "run.json").read_text())["resumes"][0]["from_step"] == 256
+
+
+def test_damaged_newest_snapshot_falls_back_with_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with monkeypatch.context() as patch:
+        crash_at(patch, int(STEPS * 0.6))
+        with pytest.raises(Crash):
+            train(config("env=gridworld", "algo=ppo"), tmp_path)
+    newest = snapshots.list_snapshots(tmp_path / "snapshots")[-1]
+    with open(newest / "model.zip", "r+b") as f:
+        f.truncate(100)
+    with pytest.warns(UserWarning, match="damaged"):
+        resume(tmp_path, progress_bar="false")
+    assert json.loads((tmp_path / "run.json").read_text())["resumes"][0]["from_step"] == 256
+
+
+def test_all_snapshots_damaged_is_a_clear_error_that_touches_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with monkeypatch.context() as patch:
+        crash_at(patch, int(STEPS * 0.6))
+        with pytest.raises(Crash):
+            train(config("env=gridworld", "algo=ppo"), tmp_path)
+    for snapshot in snapshots.list_snapshots(tmp_path / "snapshots"):
+        (snapshot / snapshots.STATE).write_bytes(b"garbage")
+    before = tree(tmp_path)
+    with pytest.warns(UserWarning), pytest.raises(UserError, match="all 2 snapshots are damaged"):
+        resume(tmp_path)
+    assert tree(tmp_path) == before
+
+
+def cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rlrun", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [("missing", "no such folder"), ("not_a_run", "not a run folder (no run.json)")],
+)
+def test_bad_resume_target_creates_nothing(tmp_path: Path, target: str, message: str) -> None:
+    (tmp_path / "not_a_run").mkdir()
+    result = cli([f"resume={target}"], tmp_path)
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["not_a_run"]
+
+
+def test_resume_refuses_overrides_that_change_training_and_allows_cosmetic_ones(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    train(config("env=gridworld", "algo=ppo"), run_dir)
+    before = tree(run_dir)
+    refused = cli([f"resume={run_dir}", "algo.learning_rate=0.1"], tmp_path)
+    assert refused.returncode == 2 and "algo.learning_rate=0.1" in refused.stderr
+    done = cli([f"resume={run_dir}", "progress_bar=false"], tmp_path)
+    assert done.returncode == 0 and "already completed" in done.stdout
+    assert tree(run_dir) == before
+
+
+def test_sigterm_writes_a_snapshot_and_resumes(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    args = ["env=gridworld", "algo=ppo", "~tuned", "total_timesteps=1000000", "snapshot.every=100000",
+            "algo.n_steps=64", f"hydra.run.dir={run_dir}"]  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rlrun", *args], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 120
+    while not (run_dir / "eval.csv").exists() and time.monotonic() < deadline:  # training has started
+        time.sleep(0.2)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 128 + signal.SIGTERM, stderr
+    assert "python -m rlrun resume=run" in stderr  # the run folder, relative to where the command ran
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["status"] == "interrupted" and 0 < record["timesteps"] < 1_000_000
+    (snapshot,) = snapshots.list_snapshots(run_dir / "snapshots")
+    assert snapshots.is_complete(snapshot) and snapshots.manifest(snapshot)["step"] == record["timesteps"]
