@@ -10,3 +10,12 @@ __version__ = "0.1.0"
 
 schema.register()
 resolvers.register()
+
+
+def __getattr__(name: str):  # noqa: ANN202
+    """``rlrun.load_run``, imported on first use (it pulls in SB3 and torch)."""
+    if name == "load_run":
+        from rlrun.evaluate import load_run
+
+        return load_run
+    raise AttributeError(f"module 'rlrun' has no attribute {name!r}")

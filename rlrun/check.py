@@ -19,10 +19,12 @@ import re
 import sys
 import textwrap
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager, redirect_stdout
+from collections.abc import Callable, Sequence
+from contextlib import closing, redirect_stdout
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
+from unittest import mock
 
 import gymnasium as gym
 import hydra
@@ -39,7 +41,9 @@ PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 SIM_RENDER_MODES = ("ansi", "human")
 WIDTH = 100  # notes under a check line are wrapped to this width
 # Gymnasium's check_env renders every listed mode, human included: never open a real window.
+CHECKERS = {"Gymnasium check_env": gym_check_env, "SB3 check_env": sb3_check_env}
 HEADLESS = {"SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy", "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
+Step = tuple[str, Any, Any, Any, Any]  # (where, observation, reward, terminated, truncated)
 
 
 @dataclass
@@ -52,45 +56,32 @@ class Result:
     notes: list[str] = field(default_factory=list)
 
 
-def _problems(
-    name: str, problems: list[validate.Problem], warned: list[validate.Problem] | None = None
-) -> Result:
+def _fail(name: str, reason: str, fix: str | None = None) -> Result:
+    return Result(name, FAIL, reason, [f"fix: {fix}"] if fix else [])
+
+
+def _problems(name: str, problems: list[validate.Problem], warned: Sequence[validate.Problem] = ()) -> Result:
     """A check made of :mod:`rlrun.validate` problems: FAIL if any, warnings as notes under a PASS."""
-    warned = warned or []
     if len(problems) == 1:
-        return Result(name, FAIL, problems[0][0], [f"fix: {problems[0][1]}"])
+        return _fail(name, *problems[0])
     notes = [line for problem, fix in [*problems, *warned] for line in (problem, f"  fix: {fix}")]
     if problems:
         return Result(name, FAIL, f"{len(problems)} problems", notes)
     return Result(name, PASS, f"{len(warned)} warning(s)" if warned else "", notes)
 
 
-@contextmanager
-def _headless() -> Iterator[None]:
-    saved = {key: os.environ.get(key) for key in HEADLESS}
-    os.environ.update(HEADLESS)
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                del os.environ[key]
-            else:
-                os.environ[key] = value
-
-
 def _run_checker(name: str, checker: Callable[..., None], env: gym.Env) -> Result:
-    """Run an env checker on ``env.unwrapped``; its warnings become notes, render needs it can skip."""
+    """Run an env checker on ``env.unwrapped``: its warnings and printed lines become notes under PASS."""
     detail, printed = "", io.StringIO()
-    with _headless(), warnings.catch_warnings(record=True) as caught, redirect_stdout(printed):
+    with mock.patch.dict(os.environ, HEADLESS), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        try:
-            checker(env.unwrapped)
-        except gym.error.DependencyNotInstalled as error:  # e.g. pygame for the render modes
-            checker(env.unwrapped, skip_render_check=True)
-            detail = f"render check skipped: {error}"
-    messages = [re.sub(r"\x1b\[[0-9;]*m", "", str(w.message)).removeprefix("WARN: ") for w in caught]
-    notes = list(dict.fromkeys(messages))
+        with redirect_stdout(printed):
+            try:
+                checker(env.unwrapped)
+            except gym.error.DependencyNotInstalled as error:  # e.g. pygame, for the render modes
+                checker(env.unwrapped, skip_render_check=True)
+                detail = f"render check skipped: {error}"
+    notes = list(dict.fromkeys(re.sub(r"\x1b\[[0-9;]*m|WARN: ", "", str(w.message)) for w in caught))
     warned = f"{len(notes)} warning(s)" if notes else ""
     notes += [" ".join(printed.getvalue().split())] if printed.getvalue().strip() else []
     return Result(name, PASS, "; ".join(filter(None, [detail, warned])), notes)
@@ -101,16 +92,14 @@ def _actions(space: gym.Space, n: int, seed: int) -> list[Any]:
     return [space.sample() for _ in range(n)]
 
 
-def _trajectory(env: gym.Env, actions: list[Any], seed: int | None = 0, label: str = "step") -> list[tuple]:
-    """(where, obs, reward, terminated, truncated) for a reset (unless ``seed`` is None) and each step."""
-    out: list[tuple] = (
-        [] if seed is None else [(f"reset(seed={seed})", env.reset(seed=seed)[0], None, None, None)]
-    )
+def _trajectory(env: gym.Env, actions: list[Any], seed: int | None) -> list[Step]:
+    """A reset with ``seed`` (none if it is None), then one entry per step and per reset after an episode."""
+    out: list[Step] = [] if seed is None else [(f"reset(seed={seed})", env.reset(seed=seed)[0], 0, 0, 0)]
     for i, action in enumerate(actions, 1):
         obs, reward, terminated, truncated, _ = env.step(action)
-        out.append((f"{label} {i}", obs, reward, terminated, truncated))
+        out.append((f"step {i}", obs, reward, terminated, truncated))
         if terminated or truncated:
-            out.append((f"the reset after {label} {i}", env.reset()[0], None, None, None))
+            out.append((f"the reset after step {i}", env.reset()[0], 0, 0, 0))
     return out
 
 
@@ -119,14 +108,14 @@ def _same(a: Any, b: Any) -> bool:
         return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     try:
         return bool(np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True))
-    except TypeError:
+    except TypeError:  # not numbers
         return bool(a == b)
 
 
-def _difference(first: list[tuple], second: list[tuple]) -> str | None:
+def _difference(first: list[Step], second: list[Step]) -> str | None:
     """Where two trajectories first differ, and in what; None if they are the same."""
-    for (where, *a), (_, *b) in zip(first, second):
-        for what, x, y in zip(("observations", "rewards", "terminated flags", "truncated flags"), a, b):
+    for (where, *a), (_, *b) in zip(first, second, strict=False):
+        for what, x, y in zip(("observations", "rewards", "terminated", "truncated"), a, b, strict=True):
             if not _same(x, y):
                 return f"{where}: {what} differ ({_show(x)} vs {_show(y)})"
     return None
@@ -147,37 +136,34 @@ def determinism(cfg: DictConfig, steps: int) -> Result:
         actions = _actions(first.action_space, steps, cfg.seed)
         diff = _difference(_trajectory(first, actions, cfg.seed), _trajectory(second, actions, cfg.seed))
     if diff:
-        return Result("seeded determinism", FAIL, f"two copies reset with seed={cfg.seed} diverged at {diff}",
-                      ["fix: draw every random number from self.np_random, seeded by super().reset(seed=seed)"])  # fmt: skip
+        fix = "draw every random number from self.np_random, seeded by super().reset(seed=seed)"
+        return _fail("seeded determinism", f"two copies reset with seed={cfg.seed} diverged at {diff}", fix)
     return Result("seeded determinism", PASS, f"{steps} steps, seed={cfg.seed}")
 
 
 def pickling(cfg: DictConfig, steps: int, compare: bool) -> Result:
-    """A pickle round trip mid-episode; the copy must continue exactly like the original (if deterministic)."""
-    before, after = min(steps, 10), min(steps, 50)
+    """A pickle round trip mid-episode; the copy must go on exactly like the original (if deterministic)."""
+    name, before, after = "pickling", min(steps, 10), min(steps, 50)
     with closing(build.make_env(cfg)) as env:
         actions = _actions(env.action_space, before + after, cfg.seed)
         _trajectory(env, actions[:before], cfg.seed)
         try:
             clone = pickle.loads(pickle.dumps(env))
         except Exception as error:
-            return Result("pickling", FAIL, f"round trip after {before} steps: {type(error).__name__}: {error}",
-                          ["fix: keep only picklable state on the env (no open files, locks, lambdas)"])  # fmt: skip
+            fix = "keep only picklable state on the env (no open files, locks or lambdas)"
+            return _fail(name, f"round trip after {before} steps: {type(error).__name__}: {error}", fix)
         with closing(clone):
             if not compare:
-                return Result(
-                    "pickling", PASS, "round trip only (not compared: the env is not deterministic)"
-                )
-            diff = _difference(
-                _trajectory(env, actions[before:], None), _trajectory(clone, actions[before:], None)
-            )
+                return Result(name, PASS, "round trip only (not compared: the env is not deterministic)")
+            rest = actions[before:]
+            diff = _difference(_trajectory(env, rest, None), _trajectory(clone, rest, None))
     if diff:
-        return Result("pickling", FAIL, f"the unpickled copy continued differently: at {diff}")
-    return Result("pickling", PASS, f"round trip after {before} steps, then {after} identical steps")
+        return _fail(name, f"the unpickled copy went on differently: at {diff}", "pickle all of its state")
+    return Result(name, PASS, f"round trip after {before} steps, then {after} identical steps")
 
 
-def _goal_transitions(env: gym.Env, actions: list[Any], seed: int) -> tuple[np.ndarray, ...]:
-    """(achieved goals, desired goals, infos, rewards) of a random rollout, as HER's buffer would hold them."""
+def _goal_transitions(env: gym.Env, actions: list[Any], seed: int) -> list[np.ndarray]:
+    """Achieved goals, desired goals, infos and rewards of a random rollout, as HER's buffer holds them."""
     rows = []
     env.reset(seed=seed)
     for action in actions:
@@ -185,41 +171,35 @@ def _goal_transitions(env: gym.Env, actions: list[Any], seed: int) -> tuple[np.n
         rows.append((obs["achieved_goal"], obs["desired_goal"], info, reward))
         if terminated or truncated:
             env.reset()
-    achieved, desired, infos, rewards = zip(*rows)
-    return (
-        np.stack(achieved),
-        np.stack(desired),
-        np.array(infos, dtype=object),
-        np.array(rewards, dtype=float),
-    )
+    achieved, desired, infos, rewards = zip(*rows, strict=True)
+    return [np.stack(achieved), np.stack(desired), np.array(infos, dtype=object), np.array(rewards, float)]
 
 
 def goal_rewards(cfg: DictConfig, steps: int) -> Result:
-    """HER's contract: ``compute_reward`` on a batch returns one reward per transition, equal to ``step``'s."""
-    name, steps = "goal env compute_reward", min(steps, 200)
+    """HER's contract: ``compute_reward`` on a batch gives one reward per transition, equal to ``step``'s."""
+    name, n = "goal env compute_reward", min(steps, 200)
     with closing(build.make_env(cfg)) as env:
         if not validate.is_goal_env(env):
-            return Result(name, SKIP, "not a goal env (Dict observation with achieved_goal, desired_goal, and "
-                          "a compute_reward method)")  # fmt: skip
-        achieved, desired, infos, rewards = _goal_transitions(
-            env, _actions(env.action_space, steps, cfg.seed), cfg.seed
-        )
+            return Result(name, SKIP, "not a goal env (Dict observation with goals, and compute_reward)")
+        actions = _actions(env.action_space, n, cfg.seed)
+        achieved, desired, infos, rewards = _goal_transitions(env, actions, cfg.seed)
         try:
             batch = np.asarray(env.get_wrapper_attr("compute_reward")(achieved, desired, infos), dtype=float)
         except Exception as error:
-            return Result(name, FAIL, f"on a batch of {steps} goals it raised {type(error).__name__}: {error}",
-                          ["fix: HER calls it with arrays of shape (batch, goal_dim): vectorise it"])  # fmt: skip
-    if batch.shape != (steps,):
-        return Result(name, FAIL, f"on a batch of {steps} goals it returned shape {batch.shape}, not ({steps},)",
-                      ["fix: return one reward per transition (reduce over the last axis only)"])  # fmt: skip
+            fix = "HER calls it with goals of shape (batch, goal_dim): vectorise it"
+            return _fail(name, f"on a batch of {n} goals it raised {type(error).__name__}: {error}", fix)
+    if batch.shape != (n,):
+        fix = "return one reward per transition (reduce over the last axis only)"
+        return _fail(name, f"on a batch of {n} goals it returned shape {batch.shape}, not ({n},)", fix)
     bad = np.flatnonzero(~np.isclose(batch, rewards, rtol=1e-5, atol=1e-6, equal_nan=True))
     if bad.size:
         i = int(bad[0])
-        return Result(name, FAIL, f"disagrees with step's reward on {bad.size} of {steps} transitions (first at "
-                      f"step {i + 1}: step returned {rewards[i]:.4g}, compute_reward {batch[i]:.4g})",
-                      ["fix: compute step's reward with compute_reward(achieved_goal, desired_goal, info); note "
-                       "that a reward wrapper (e.g. scale_reward) changes step's reward, not compute_reward's"])  # fmt: skip
-    return Result(name, PASS, f"a batch of {steps} transitions agrees with step")
+        reason = f"disagrees with step's reward on {bad.size} of {n} transitions (first at step {i + 1}: "
+        reason += f"step returned {rewards[i]:.4g}, compute_reward {batch[i]:.4g})"
+        fix = "compute step's reward with compute_reward(achieved_goal, desired_goal, info); a reward "
+        fix += "wrapper (e.g. scale_reward) changes step's reward but not compute_reward's"
+        return _fail(name, reason, fix)
+    return Result(name, PASS, f"a batch of {n} transitions agrees with step")
 
 
 def _non_finite(value: Any, name: str) -> str | None:
@@ -230,48 +210,35 @@ def _non_finite(value: Any, name: str) -> str | None:
     if array.dtype.kind not in "fc" or np.isfinite(array).all():
         return None
     copy = int(np.argwhere(~np.isfinite(array))[0][0])
-    return (
-        f"{name} contain {'NaN' if np.isnan(array).any() else 'inf'} (env copy {copy}: {_show(array[copy])})"
-    )
+    kind = "NaN" if np.isnan(array).any() else "inf"
+    return f"{name} contain {kind} (env copy {copy}: {_show(array[copy])})"
 
 
 def rollout(cfg: DictConfig, steps: int) -> Result:
     """``steps`` random-action steps through the training envs (vectorised, normalised): all finite."""
-    venv = build.make_train_env(cfg)
-    try:
+    with closing(build.make_train_env(cfg)) as venv:
         venv.reset()
-        n = venv.num_envs
+        n, episodes = venv.num_envs, 0
         actions = _actions(venv.action_space, math.ceil(steps / n) * n, cfg.seed)
-        episodes = 0
         for t in range(math.ceil(steps / n)):
             obs, rewards, dones, _ = venv.step(np.array(actions[t * n : (t + 1) * n]))
             episodes += int(dones.sum())
-            problem = _non_finite(obs, "observations") or _non_finite(rewards, "rewards")
-            if problem:
-                return Result("random rollout", FAIL, f"step {t + 1}: {problem}")
-    finally:
-        venv.close()
-    return Result(
-        "random rollout",
-        PASS,
-        f"{steps} steps ({n} env cop{'y' if n == 1 else 'ies'}, {episodes} episodes ended), no NaN or inf",
-    )
+            if problem := _non_finite(obs, "observations") or _non_finite(rewards, "rewards"):
+                return _fail("random rollout", f"step {t + 1}: {problem}")
+    copies = f"{n} env cop{'y' if n == 1 else 'ies'}, {episodes} episodes ended"
+    return Result("random rollout", PASS, f"{steps} steps ({copies}), no NaN or inf")
 
 
 def algo_checks(cfg: DictConfig, env: gym.Env) -> list[Result]:
     """The algorithm's arguments, its fit to the spaces after the wrappers, and the budgets."""
     algo_cls = build.algo_class(cfg)
     name = algo_cls.__name__
+    fit = validate.fit_problems(cfg, env, algo_cls, build.uses_her(cfg))
+    budget = validate.budget_problems(cfg, algo_cls), validate.budget_warnings(cfg, algo_cls)
     return [
         _problems(f"{name} arguments", validate.algo_problems(cfg, algo_cls)),
-        _problems(
-            f"{name} fits {cfg.env.id}", validate.fit_problems(cfg, env, algo_cls, build.uses_her(cfg))
-        ),
-        _problems(
-            "hyperparameters",
-            validate.budget_problems(cfg, algo_cls),
-            validate.budget_warnings(cfg, algo_cls),
-        ),
+        _problems(f"{name} fits {cfg.env.id}", fit),
+        _problems("hyperparameters", *budget),
     ]
 
 
@@ -282,7 +249,7 @@ def _guarded(name: str, check: Callable[[], Result | list[Result]]) -> list[Resu
     except UserError:
         raise
     except Exception as error:
-        return [Result(name, FAIL, f"{type(error).__name__}: {error}")]
+        return [_fail(name, f"{type(error).__name__}: {error}")]
     return result if isinstance(result, list) else [result]
 
 
@@ -291,28 +258,27 @@ def run_checks(cfg: DictConfig, with_algo: bool) -> list[Result]:
     validate.raise_if(validate.range_problems(cfg))
     if cfg.steps < 1:
         raise UserError(f"steps={cfg.steps} must be positive", "set steps to 1 or more (default 1000)")
-    probe = build.make_env(cfg)  # a bad id or a wrapper that cannot apply stops here, exit status 2
     steps = cfg.steps
-    results = _guarded(
-        "Gymnasium check_env", lambda: _run_checker("Gymnasium check_env", gym_check_env, probe)
-    )
-    results += _guarded("SB3 check_env", lambda: _run_checker("SB3 check_env", sb3_check_env, probe))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the checkers above already reported what the env warns about
-        results += _guarded("seeded determinism", lambda: determinism(cfg, steps))
-        results += _guarded("pickling", lambda: pickling(cfg, steps, compare=results[-1].status == PASS))
-        results += _guarded("goal env compute_reward", lambda: goal_rewards(cfg, steps))
-        if with_algo:
-            results += _guarded("algorithm", lambda: algo_checks(cfg, probe))
-        else:
-            results.append(Result("algorithm", SKIP, "no algo= on the command line (add one, e.g. algo=ppo)"))
-        results += _guarded("random rollout", lambda: rollout(cfg, steps))
-    probe.close()
+    with closing(build.make_env(cfg)) as probe:  # a bad id or a wrapper that cannot apply stops here
+        checkers = [partial(_run_checker, name, checker, probe) for name, checker in CHECKERS.items()]
+        results = [
+            result for name, run in zip(CHECKERS, checkers, strict=True) for result in _guarded(name, run)
+        ]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the checkers above already reported what the env warns about
+            results += (seeded := _guarded("seeded determinism", lambda: determinism(cfg, steps)))
+            results += _guarded("pickling", lambda: pickling(cfg, steps, compare=seeded[0].status == PASS))
+            results += _guarded("goal env compute_reward", lambda: goal_rewards(cfg, steps))
+            if with_algo:
+                results += _guarded("algorithm", lambda: algo_checks(cfg, probe))
+            else:
+                results.append(Result("algorithm", SKIP, "no algo= on the command line (e.g. add algo=ppo)"))
+            results += _guarded("random rollout", lambda: rollout(cfg, steps))
     return results
 
 
 def report(results: list[Result]) -> str:
-    """One line per check, notes indented under it, and a closing count."""
+    """One line per check, its notes indented under it, and a closing count."""
     lines = []
     for r in results:
         lines.append(f"{r.status}  {r.name}" + (f": {r.detail}" if r.detail else ""))
@@ -325,28 +291,29 @@ def report(results: list[Result]) -> str:
 
 
 def simulate(cfg: DictConfig) -> None:
-    """Print ``cfg.sim`` random-action steps: action, reward, flags, then the observation or ANSI frame."""
-    if cfg.sim < 0 or cfg.render not in (None, *SIM_RENDER_MODES):
-        raise UserError(f"sim={cfg.sim} render={cfg.render}: sim must be >= 0 and render one of "
-                        f"{', '.join(SIM_RENDER_MODES)}", "e.g. sim=20 render=ansi")  # fmt: skip
-    probe = build.make_env(cfg)
-    modes = probe.metadata.get("render_modes", [])
-    probe.close()
+    """Print ``cfg.sim`` random-action steps: action, reward and flags, then the observation or ANSI frame."""
+    validate.raise_if(validate.range_problems(cfg))
+    if cfg.sim < 0:
+        raise UserError(f"sim={cfg.sim} must be >= 0", "sim=N prints N random-action steps, e.g. sim=20")
+    with closing(build.make_env(cfg)) as probe:
+        modes = [mode for mode in probe.metadata.get("render_modes", []) if mode in SIM_RENDER_MODES]
     if cfg.render is not None and cfg.render not in modes:
-        raise UserError(f"{cfg.env.id} cannot render in {cfg.render!r} mode (it offers {modes})",
-                        "leave render unset to print the observations")  # fmt: skip
-    env = build.make_env(cfg, render_mode=cfg.render)
-    env.action_space.seed(cfg.seed)
-    obs, _ = env.reset(seed=cfg.seed)
-    _print_state(env, cfg, f"reset(seed={cfg.seed})", obs)
-    for t in range(1, cfg.sim + 1):
-        action = env.action_space.sample()
-        obs, reward, terminated, truncated, _ = env.step(action)
-        head = f"step {t}  action={_show(action)}  reward={_show(float(reward))}"
-        _print_state(env, cfg, f"{head}  terminated={terminated}  truncated={truncated}", obs)
-        if (terminated or truncated) and t < cfg.sim:
-            _print_state(env, cfg, "reset", env.reset()[0])
-    env.close()
+        problem = (
+            f"{cfg.env.id} cannot show render={cfg.render} here (it offers {', '.join(modes) or 'neither'})"
+        )
+        raise UserError(
+            problem, "use " + "".join(f"render={m}, or " for m in modes) + "no render to print observations"
+        )
+    with closing(build.make_env(cfg, render_mode=cfg.render)) as env:
+        env.action_space.seed(cfg.seed)
+        _print_state(env, cfg, f"reset(seed={cfg.seed})", env.reset(seed=cfg.seed)[0])
+        for t in range(1, cfg.sim + 1):
+            action = env.action_space.sample()
+            obs, reward, terminated, truncated, _ = env.step(action)
+            head = f"step {t}  action={_show(action)}  reward={_show(float(reward))}"
+            _print_state(env, cfg, f"{head}  terminated={terminated}  truncated={truncated}", obs)
+            if (terminated or truncated) and t < cfg.sim:
+                _print_state(env, cfg, "reset", env.reset()[0])
 
 
 def _print_state(env: gym.Env, cfg: DictConfig, head: str, obs: Any) -> None:
@@ -354,7 +321,8 @@ def _print_state(env: gym.Env, cfg: DictConfig, head: str, obs: Any) -> None:
     print(str(env.render()).rstrip("\n") if cfg.render == "ansi" else f"  observation {_show(obs)}")
 
 
-def _algo_given(overrides: list[str]) -> bool:
+def algo_given(overrides: list[str]) -> bool:
+    """Whether the command line chose or changed the algorithm (``algo=...``, ``algo.<key>=...``)."""
     keys = [override.lstrip("+~").split("=")[0] for override in overrides]
     return any(key == "algo" or key.startswith("algo.") for key in keys)
 
@@ -363,19 +331,17 @@ def _algo_given(overrides: list[str]) -> bool:
 def main(cfg: DictConfig) -> None:
     """Check the env (and algorithm) ``rlrun`` would build for these overrides; exit 1 if a check fails."""
     hydra_cfg = HydraConfig.get()
-    with_algo = _algo_given(list(hydra_cfg.overrides.task))
+    choices, with_algo = hydra_cfg.runtime.choices, algo_given(list(hydra_cfg.overrides.task))
     with report_user_errors("rlrun-check"):
         if cfg.render is not None and not cfg.sim:
             raise UserError(f"render={cfg.render} shows a simulated episode", "add sim=N, e.g. sim=20")
         if cfg.sim:
             simulate(cfg)
             return
-        algo = f", algo={hydra_cfg.runtime.choices.get('algo')}" if with_algo else ""
-        wrappers = f", wrappers=[{','.join(cfg.wrappers)}]" if cfg.wrappers else ""
-        print(
-            f"rlrun-check: env={hydra_cfg.runtime.choices.get('env')} ({cfg.env.id}){algo}{wrappers}, seed={cfg.seed}"
-        )
         results = run_checks(cfg, with_algo)
+    algo = f", algo={choices.get('algo')}" if with_algo else ""
+    wrappers = f", wrappers=[{','.join(cfg.wrappers)}]" if cfg.wrappers else ""
+    print(f"rlrun-check: env={choices.get('env')} ({cfg.env.id}){algo}{wrappers}, seed={cfg.seed}")
     print(report(results))
     if any(r.status == FAIL for r in results):
         sys.exit(1)

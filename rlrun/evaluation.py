@@ -7,6 +7,7 @@ wrapper stacks. Periodic results go to TensorBoard (``eval/*``) and to ``eval.cs
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,16 +53,23 @@ class EvalResult:
         }
 
 
-def evaluate(model: BaseAlgorithm, env: VecEnv, episodes: int, render: bool = False) -> EvalResult:
-    """Run ``episodes`` episodes with the deterministic policy on ``env`` (one copy)."""
+def evaluate(
+    model: BaseAlgorithm, env: VecEnv, episodes: int, on_step: Callable[[dict, dict], None] | None = None
+) -> EvalResult:
+    """Run ``episodes`` episodes with the deterministic policy on ``env`` (one copy).
+
+    ``on_step`` is called after every step (SB3's ``evaluate_policy`` callback), e.g. to render.
+    """
     successes: list[bool] = []
 
-    def record_success(locals_: dict[str, Any], _globals: dict[str, Any]) -> None:
+    def record_success(locals_: dict[str, Any], globals_: dict[str, Any]) -> None:
         if locals_["done"] and "is_success" in locals_["info"]:
             successes.append(bool(locals_["info"]["is_success"]))
+        if on_step is not None:
+            on_step(locals_, globals_)
 
     returns, lengths = evaluate_policy(
-        model, env, n_eval_episodes=episodes, deterministic=True, render=render,
+        model, env, n_eval_episodes=episodes, deterministic=True,
         return_episode_rewards=True, callback=record_success, warn=False,
     )  # fmt: skip
     return EvalResult(list(map(float, returns)), list(map(int, lengths)), successes)  # type: ignore[arg-type]
