@@ -25,6 +25,7 @@ from omegaconf import DictConfig
 from rlrun import train as training
 from rlrun.errors import UserError, report_user_errors
 from rlrun.interrupts import RunInterrupted
+from rlrun.nan import NonFiniteValue
 from rlrun.resume import COSMETIC_KEYS, check_target
 
 log = logging.getLogger("rlrun")
@@ -93,6 +94,9 @@ def _hydra_main(cfg: DictConfig) -> float:
                 except UserError:
                     _remove_if_unused(run_dir)
                     raise
+        except NonFiniteValue as error:
+            print(f"rlrun: run failed: {error}\nrun.json records it; snapshots so far are kept in {run_dir}", file=sys.stderr)
+            sys.exit(1)
         except RunInterrupted as stop:
             print(f"rlrun: {stop}; snapshot written. Continue with:\n  {_prog()} resume={stop.run_dir}", file=sys.stderr)
             sys.exit(stop.exit_status)

@@ -23,10 +23,11 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.preprocessing import is_image_space
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecCheckNan, VecEnv, VecNormalize
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecNormalize
 
 import envs  # noqa: F401  (registers rlrun/* ids, also in subprocess workers that unpickle this module)
 from rlrun.errors import UserError
+from rlrun.nan import CheckNan
 
 Wrapper = Callable[[gym.Env], gym.Env]
 
@@ -128,7 +129,7 @@ def make_train_env(cfg: DictConfig, normalizer: Path | None = None) -> VecEnv:
     """
     venv = make_vec(cfg, cfg.env.n_envs, cfg.seed, cfg.env.vec_env)
     if cfg.check_nan:
-        venv = VecCheckNan(venv, raise_exception=True)
+        venv = CheckNan(venv)
     norm = cfg.env.normalize
     if normalizer is not None:
         return VecNormalize.load(str(normalizer), venv)

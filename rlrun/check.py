@@ -43,7 +43,7 @@ WIDTH = 100  # notes under a check line are wrapped to this width
 # Gymnasium's check_env renders every listed mode, human included: never open a real window.
 CHECKERS = {"Gymnasium check_env": gym_check_env, "SB3 check_env": sb3_check_env}
 HEADLESS = {"SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy", "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
-Step = tuple[str, Any, Any, Any, Any]  # (where, observation, reward, terminated, truncated)
+Step = tuple[str, Any, Any, Any, Any, Any]  # (where, observation, reward, terminated, truncated, info)
 
 
 @dataclass
@@ -94,12 +94,13 @@ def _actions(space: gym.Space, n: int, seed: int) -> list[Any]:
 
 def _trajectory(env: gym.Env, actions: list[Any], seed: int | None) -> list[Step]:
     """A reset with ``seed`` (none if it is None), then one entry per step and per reset after an episode."""
-    out: list[Step] = [] if seed is None else [(f"reset(seed={seed})", env.reset(seed=seed)[0], 0, 0, 0)]
+    out: list[Step] = (
+        [] if seed is None else [(f"reset(seed={seed})", *env.reset(seed=seed)[:1], 0, 0, 0, {})]
+    )
     for i, action in enumerate(actions, 1):
-        obs, reward, terminated, truncated, _ = env.step(action)
-        out.append((f"step {i}", obs, reward, terminated, truncated))
-        if terminated or truncated:
-            out.append((f"the reset after step {i}", env.reset()[0], 0, 0, 0))
+        out.append((f"step {i}", *env.step(action)))
+        if out[-1][3] or out[-1][4]:
+            out.append((f"the reset after step {i}", env.reset()[0], 0, 0, 0, {}))
     return out
 
 
@@ -115,7 +116,7 @@ def _same(a: Any, b: Any) -> bool:
 def _difference(first: list[Step], second: list[Step]) -> str | None:
     """Where two trajectories first differ, and in what; None if they are the same."""
     for (where, *a), (_, *b) in zip(first, second, strict=False):
-        for what, x, y in zip(("observations", "rewards", "terminated", "truncated"), a, b, strict=True):
+        for what, x, y in zip(("observations", "rewards", "terminated", "truncated"), a, b, strict=False):
             if not _same(x, y):
                 return f"{where}: {what} differ ({_show(x)} vs {_show(y)})"
     return None
@@ -162,27 +163,18 @@ def pickling(cfg: DictConfig, steps: int, compare: bool) -> Result:
     return Result(name, PASS, f"round trip after {before} steps, then {after} identical steps")
 
 
-def _goal_transitions(env: gym.Env, actions: list[Any], seed: int) -> list[np.ndarray]:
-    """Achieved goals, desired goals, infos and rewards of a random rollout, as HER's buffer holds them."""
-    rows = []
-    env.reset(seed=seed)
-    for action in actions:
-        obs, reward, terminated, truncated, info = env.step(action)
-        rows.append((obs["achieved_goal"], obs["desired_goal"], info, reward))
-        if terminated or truncated:
-            env.reset()
-    achieved, desired, infos, rewards = zip(*rows, strict=True)
-    return [np.stack(achieved), np.stack(desired), np.array(infos, dtype=object), np.array(rewards, float)]
-
-
 def goal_rewards(cfg: DictConfig, steps: int) -> Result:
     """HER's contract: ``compute_reward`` on a batch gives one reward per transition, equal to ``step``'s."""
     name, n = "goal env compute_reward", min(steps, 200)
     with closing(build.make_env(cfg)) as env:
         if not validate.is_goal_env(env):
             return Result(name, SKIP, "not a goal env (Dict observation with goals, and compute_reward)")
-        actions = _actions(env.action_space, n, cfg.seed)
-        achieved, desired, infos, rewards = _goal_transitions(env, actions, cfg.seed)
+        trajectory = _trajectory(env, _actions(env.action_space, n, cfg.seed), cfg.seed)
+        moves = [step for step in trajectory if step[0].startswith("step")]  # the resets hold no reward
+        achieved, desired = (
+            np.stack([m[1][key] for m in moves]) for key in ("achieved_goal", "desired_goal")
+        )
+        rewards, infos = np.array([m[2] for m in moves], float), np.array([m[5] for m in moves], object)
         try:
             batch = np.asarray(env.get_wrapper_attr("compute_reward")(achieved, desired, infos), dtype=float)
         except Exception as error:
@@ -194,8 +186,8 @@ def goal_rewards(cfg: DictConfig, steps: int) -> Result:
     bad = np.flatnonzero(~np.isclose(batch, rewards, rtol=1e-5, atol=1e-6, equal_nan=True))
     if bad.size:
         i = int(bad[0])
-        reason = f"disagrees with step's reward on {bad.size} of {n} transitions (first at step {i + 1}: "
-        reason += f"step returned {rewards[i]:.4g}, compute_reward {batch[i]:.4g})"
+        reason = f"disagrees with step's reward on {bad.size} of {n} transitions (first: step returned "
+        reason += f"{rewards[i]:.4g}, compute_reward {batch[i]:.4g})"
         fix = "compute step's reward with compute_reward(achieved_goal, desired_goal, info); a reward "
         fix += "wrapper (e.g. scale_reward) changes step's reward but not compute_reward's"
         return _fail(name, reason, fix)
@@ -277,14 +269,17 @@ def run_checks(cfg: DictConfig, with_algo: bool) -> list[Result]:
     return results
 
 
+def _wrap(text: str, indent: int) -> str:
+    return textwrap.fill(text, WIDTH, initial_indent=" " * indent, subsequent_indent=" " * (indent + 6),
+                         break_on_hyphens=False)  # fmt: skip
+
+
 def report(results: list[Result]) -> str:
-    """One line per check, its notes indented under it, and a closing count."""
+    """One line per check (wrapped to :data:`WIDTH`), its notes indented under it, and a closing count."""
     lines = []
     for r in results:
-        lines.append(f"{r.status}  {r.name}" + (f": {r.detail}" if r.detail else ""))
-        lines += [
-            textwrap.fill(note, WIDTH, initial_indent=" " * 6, subsequent_indent=" " * 8) for note in r.notes
-        ]
+        lines.append(_wrap(f"{r.status}  {r.name}" + (f": {r.detail}" if r.detail else ""), 0))
+        lines += [_wrap(note, 6) for note in r.notes]
     counts = {s: sum(r.status == s for r in results) for s in (PASS, FAIL, SKIP)}
     skipped = f", {counts[SKIP]} skipped" if counts[SKIP] else ""
     return "\n".join([*lines, f"{counts[PASS]} passed, {counts[FAIL]} failed{skipped}"])

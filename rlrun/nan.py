@@ -1,0 +1,48 @@
+"""``check_nan=true``: stop at the first NaN or inf, naming the step, the env copy and the value.
+
+SB3's ``VecCheckNan`` finds the bad value but not which copy produced it or when; this subclass
+adds both, so the user can reproduce it with ``env.seed + index``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from stable_baselines3.common.vec_env import VecCheckNan, VecEnv
+from stable_baselines3.common.vec_env.base_vec_env import VecEnvObs, VecEnvStepReturn
+
+
+class NonFiniteValue(ValueError):
+    """A NaN or inf in observations, rewards or actions during training."""
+
+
+class CheckNan(VecCheckNan):
+    """``VecCheckNan`` that raises :class:`NonFiniteValue` naming the step and the env copy."""
+
+    def __init__(self, venv: VecEnv) -> None:
+        super().__init__(venv, raise_exception=True)
+        self.steps = 0
+
+    def reset(self) -> VecEnvObs:
+        self._where = "at reset"
+        return super().reset()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._where = f"in the actions the policy chose after step {self.steps}"
+        super().step_async(actions)
+
+    def step_wait(self) -> VecEnvStepReturn:
+        self.steps += self.num_envs
+        self._where = f"returned by the env at step {self.steps}"
+        return super().step_wait()
+
+    def check_array_value(self, name: str, value: np.ndarray) -> list[tuple[str, str]]:
+        found = super().check_array_value(name, value)
+        if found:
+            rows = np.asarray(value, dtype=float).reshape(len(value), -1)
+            copies = np.flatnonzero(~np.isfinite(rows).all(axis=1)).tolist()
+            kinds = " and ".join(kind for _, kind in found)
+            raise NonFiniteValue(
+                f"check_nan: found {kinds} in {name} {self._where}, env copy {', '.join(map(str, copies))} "
+                f"(seeded seed + index): {rows[copies[0]].tolist()}"
+            )
+        return found
