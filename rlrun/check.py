@@ -94,9 +94,7 @@ def _actions(space: gym.Space, n: int, seed: int) -> list[Any]:
 
 def _trajectory(env: gym.Env, actions: list[Any], seed: int | None) -> list[Step]:
     """A reset with ``seed`` (none if it is None), then one entry per step and per reset after an episode."""
-    out: list[Step] = (
-        [] if seed is None else [(f"reset(seed={seed})", *env.reset(seed=seed)[:1], 0, 0, 0, {})]
-    )
+    out: list[Step] = [] if seed is None else [(f"reset(seed={seed})", env.reset(seed=seed)[0], 0, 0, 0, {})]
     for i, action in enumerate(actions, 1):
         out.append((f"step {i}", *env.step(action)))
         if out[-1][3] or out[-1][4]:
@@ -269,17 +267,18 @@ def run_checks(cfg: DictConfig, with_algo: bool) -> list[Result]:
     return results
 
 
-def _wrap(text: str, indent: int) -> str:
-    return textwrap.fill(text, WIDTH, initial_indent=" " * indent, subsequent_indent=" " * (indent + 6),
-                         break_on_hyphens=False)  # fmt: skip
+def _wrap(text: str, indent: int, more: int) -> str:
+    return textwrap.fill(
+        text, WIDTH, initial_indent=" " * indent, subsequent_indent=" " * more, break_on_hyphens=False
+    )
 
 
 def report(results: list[Result]) -> str:
     """One line per check (wrapped to :data:`WIDTH`), its notes indented under it, and a closing count."""
     lines = []
     for r in results:
-        lines.append(_wrap(f"{r.status}  {r.name}" + (f": {r.detail}" if r.detail else ""), 0))
-        lines += [_wrap(note, 6) for note in r.notes]
+        lines.append(_wrap(f"{r.status}  {r.name}" + (f": {r.detail}" if r.detail else ""), 0, 6))
+        lines += [_wrap(note, 6, 8) for note in r.notes]
     counts = {s: sum(r.status == s for r in results) for s in (PASS, FAIL, SKIP)}
     skipped = f", {counts[SKIP]} skipped" if counts[SKIP] else ""
     return "\n".join([*lines, f"{counts[PASS]} passed, {counts[FAIL]} failed{skipped}"])

@@ -52,6 +52,6 @@ def test_check_nan_names_step_and_env_copy_and_keeps_snapshots(tmp_path: Path) -
 
 def test_without_check_nan_the_run_is_not_stopped_by_the_checker(tmp_path: Path) -> None:
     cfg = shrink(compose_config("env=gym", "env.id=rlrun-test/NaNAfter-v0", "algo=ppo", "~tuned",
-                                "env.n_envs=2", "env.kwargs={after:100000}"), 256)  # fmt: skip
+                                "env.n_envs=2", "+env.kwargs.after=100000"), 256)  # fmt: skip
     train(cfg, tmp_path)
     assert json.loads((tmp_path / "run.json").read_text())["status"] == "completed"
