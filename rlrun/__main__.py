@@ -129,10 +129,22 @@ def _resume_overrides(args: list[str]) -> list[str]:
     return [f"hydra.run.dir={run_dir}", "hydra.output_subdir=null"]
 
 
+def _refuse_existing_run_dir(args: list[str]) -> None:
+    """A new run pointed at an existing run's folder: refuse before Hydra writes its record there."""
+    target = next((a.split("=", 1)[1] for a in args if a.startswith("hydra.run.dir=")), None)
+    if target and not any(a.startswith("resume=") for a in args) and (Path(target) / "run.json").exists():
+        raise UserError(
+            f"hydra.run.dir={target} already holds a run; a new run never writes over another",
+            f"to continue it use resume={target}; for a new run leave hydra.run.dir at its default",
+        )
+
+
 def main() -> None:
     """Console-script entry point."""
+    args = [a for a in sys.argv[1:] if not a.startswith("-")]
     with report_user_errors():
-        sys.argv.extend(_resume_overrides([a for a in sys.argv[1:] if not a.startswith("-")]))
+        _refuse_existing_run_dir(args)
+        sys.argv.extend(_resume_overrides(args))
     _hydra_main()
 
 
