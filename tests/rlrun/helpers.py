@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hydra import compose, initialize_config_module
-from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf import DictConfig, open_dict
 
 # Every env config with the algorithms that fit its spaces (the gym blank needs an id).
 COMPATIBLE = {

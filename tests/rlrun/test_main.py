@@ -83,3 +83,67 @@ def test_misspelt_key_keeps_hydras_message(tmp_path: Path) -> None:
     result = run(["totl_timesteps=5"], tmp_path)
     assert result.returncode == 1
     assert "totl_timesteps" in result.stderr and "Traceback" not in result.stderr
+
+
+HER_TD3 = """\
+# HER with TD3 as the base algorithm: a config file of the user's, found through Hydra's search path
+defaults:
+  - td3
+  - _self_
+
+replay_buffer_class:
+  _target_: hydra.utils.get_class
+  path: stable_baselines3.HerReplayBuffer
+replay_buffer_kwargs:
+  n_sampled_goal: 4
+  goal_selection_strategy: future
+learning_starts: 100
+"""
+
+MY_ENV = """\
+import gymnasium as gym
+import numpy as np
+
+
+class Coin(gym.Env):
+    observation_space = gym.spaces.Box(0.0, 1.0, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        return np.ones(1, np.float32), float(action), True, False, {}
+
+
+gym.register("mypkg/Coin-v0", entry_point=Coin, max_episode_steps=5)
+"""
+
+
+@pytest.mark.parametrize("how", ["--config-dir", "hydra.searchpath"])
+def test_users_own_config_files(tmp_path: Path, how: str) -> None:
+    (tmp_path / "myconf" / "algo").mkdir(parents=True)
+    (tmp_path / "myconf" / "algo" / "her_td3.yaml").write_text(HER_TD3)
+    where = ["--config-dir", "myconf"] if how == "--config-dir" else [f"hydra.searchpath=[file://{tmp_path / 'myconf'}]"]
+    tiny = ["total_timesteps=200", "eval.every=100", "eval.episodes=1", "eval.final_episodes=1",
+            "algo.batch_size=16", "algo.policy_kwargs={net_arch:[16]}"]  # fmt: skip
+    result = run([*where, "env=pointgoal", "algo=her_td3", *tiny], tmp_path)
+    assert result.returncode == 0, result.stderr
+    (run_dir,) = run_dirs(tmp_path)
+    assert run_dir.parent.name == "pointgoal-her_td3"
+    assert "stable_baselines3.TD3" in (run_dir / "config.yaml").read_text()
+
+
+def test_users_own_env_from_their_own_module(tmp_path: Path) -> None:
+    (tmp_path / "mypkg.py").write_text(MY_ENV)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-m", "rlrun", "env=gym", "env.id=mypkg:mypkg/Coin-v0", "algo=dqn", "total_timesteps=300",
+         "eval.every=150", "eval.episodes=2", "eval.final_episodes=2", "algo.learning_starts=50"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (run_dir,) = run_dirs(tmp_path)
+    assert run_dir.parent.name == "gym-dqn"
+    assert json.loads((run_dir / "run.json").read_text())["env_id"] == "mypkg:mypkg/Coin-v0"
