@@ -47,7 +47,7 @@ class EvalConfig:
 class SnapshotConfig:
     """Periodic snapshots under ``<run_dir>/snapshots``."""
 
-    every: int = 50_000
+    every: int = 10_000
     keep: int = 3
     replay_buffer: str = "latest"
 
