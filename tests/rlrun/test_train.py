@@ -58,11 +58,14 @@ def test_tiny_run_writes_the_run_directory_contract(tiny_config: Tiny, tmp_path:
     assert any((tmp_path / "snapshots").iterdir())
 
 
-def test_success_rate_reaches_csv_and_tensorboard(tiny_config: Tiny, tmp_path: Path) -> None:
+def test_success_rate_and_hparams_reach_csv_and_tensorboard(tiny_config: Tiny, tmp_path: Path) -> None:
     train(tiny_config("env=gridworld", "algo=ppo"), tmp_path)
     assert all(r["success_rate"] != "" for r in read_eval(tmp_path))
     assert {"eval/success_rate", "final/success_rate"} <= tb_tags(tmp_path)
-    assert list((tmp_path / "tb").glob("events.out.tfevents.*"))
+    accumulator = EventAccumulator(str(tmp_path / "tb"))
+    accumulator.Reload()
+    hparams = accumulator.PluginTagToContent("hparams")  # TensorBoard's HParams tab reads these
+    assert hparams and any(b"algo.n_steps" in content for content in hparams.values())
 
 
 def test_env_without_success_leaves_the_column_empty(tiny_config: Tiny, tmp_path: Path) -> None:
