@@ -73,9 +73,15 @@ def _report(final: dict[str, Any], meta: dict[str, Any], seed: int, run_dir: Pat
     success = "" if final["success_rate"] is None else f", success rate {final['success_rate']:.2f}"
     log.info(
         "%s + %s, seed %d: mean return %.3f ± %.3f over %d episodes%s\nrun folder: %s",
-        meta["env"], meta["algo"], seed, final["mean_return"], final["std_return"],
-        final["episodes"], success, run_dir,
-    )  # fmt: skip
+        meta["env"],
+        meta["algo"],
+        seed,
+        final["mean_return"],
+        final["std_return"],
+        final["episodes"],
+        success,
+        run_dir,
+    )
 
 
 @hydra.main(config_path="pkg://rlrun.conf", config_name="config", version_base="1.3")
@@ -95,10 +101,16 @@ def _hydra_main(cfg: DictConfig) -> float:
                     _remove_if_unused(run_dir)
                     raise
         except NonFiniteValue as error:
-            print(f"rlrun: run failed: {error}\nrun.json records it; snapshots so far are kept in {run_dir}", file=sys.stderr)
+            print(
+                f"rlrun: run failed: {error}\nrun.json records it; snapshots so far are kept in {run_dir}",
+                file=sys.stderr,
+            )
             sys.exit(1)
         except RunInterrupted as stop:
-            print(f"rlrun: {stop}; snapshot written. Continue with:\n  {_prog()} resume={stop.run_dir}", file=sys.stderr)
+            print(
+                f"rlrun: {stop}; snapshot written. Continue with:\n  {_prog()} resume={stop.run_dir}",
+                file=sys.stderr,
+            )
             sys.exit(stop.exit_status)
     _report(final, meta, cfg.seed, run_dir)
     return final["mean_return"]
@@ -116,7 +128,8 @@ def _resume_overrides(args: list[str]) -> list[str]:
     refused = [a for a in args if "=" in a and a.split("=", 1)[0].lstrip("+~") not in COSMETIC_KEYS]
     if refused:
         raise UserError(
-            f"resume= continues a run with its own config.yaml; refusing overrides that change it: {' '.join(refused)}",
+            "resume= continues a run with its own config.yaml; refusing overrides that change it: "
+            + " ".join(refused),
             "drop them (only progress_bar= may change), or start a new run with them",
         )
     record_path = run_dir / "run.json"

@@ -60,6 +60,11 @@ def _gym_make(env_id: str, max_episode_steps: int | None, render_mode: str | Non
         extra["render_mode"] = render_mode
     try:
         return gym.make(env_id, **extra)
+    except gym.error.DependencyNotInstalled as error:
+        raise UserError(
+            f"env.id={env_id!r} needs a package that is not installed: {error}",
+            "install it as the message says (e.g. pip install 'gymnasium[box2d]'), then run again",
+        ) from None
     except gym.error.Error as error:
         raise UserError(
             f"cannot make env.id={env_id!r}: {error}",
@@ -134,7 +139,9 @@ def make_train_env(cfg: DictConfig, normalizer: Path | None = None) -> VecEnv:
     if normalizer is not None:
         return VecNormalize.load(str(normalizer), venv)
     if norm.obs or norm.reward:
-        venv = VecNormalize(venv, norm_obs=norm.obs, norm_reward=norm.reward, gamma=cfg.algo.get("gamma", 0.99))
+        venv = VecNormalize(
+            venv, norm_obs=norm.obs, norm_reward=norm.reward, gamma=cfg.algo.get("gamma", 0.99)
+        )
     return venv
 
 

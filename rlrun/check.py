@@ -22,7 +22,6 @@ import warnings
 from collections.abc import Callable, Sequence
 from contextlib import closing, redirect_stdout
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 from unittest import mock
 
@@ -40,8 +39,8 @@ from rlrun.errors import UserError, report_user_errors
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 SIM_RENDER_MODES = ("ansi", "human")
 WIDTH = 100  # notes under a check line are wrapped to this width
-# Gymnasium's check_env renders every listed mode, human included: never open a real window.
 CHECKERS = {"Gymnasium check_env": gym_check_env, "SB3 check_env": sb3_check_env}
+# Gymnasium's check_env renders every listed mode, human included: never open a real window.
 HEADLESS = {"SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy", "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
 Step = tuple[str, Any, Any, Any, Any, Any]  # (where, observation, reward, terminated, truncated, info)
 
@@ -232,10 +231,10 @@ def algo_checks(cfg: DictConfig, env: gym.Env) -> list[Result]:
     ]
 
 
-def _guarded(name: str, check: Callable[[], Result | list[Result]]) -> list[Result]:
-    """Run one check; an exception from the env is that check's FAIL, not a traceback."""
+def _guarded(name: str, check: Callable[..., Result | list[Result]], *args: Any) -> list[Result]:
+    """Run ``check(*args)``; an exception from the env is that check's FAIL, not a traceback."""
     try:
-        result = check()
+        result = check(*args)
     except UserError:
         raise
     except Exception as error:
@@ -250,20 +249,19 @@ def run_checks(cfg: DictConfig, with_algo: bool) -> list[Result]:
         raise UserError(f"steps={cfg.steps} must be positive", "set steps to 1 or more (default 1000)")
     steps = cfg.steps
     with closing(build.make_env(cfg)) as probe:  # a bad id or a wrapper that cannot apply stops here
-        checkers = [partial(_run_checker, name, checker, probe) for name, checker in CHECKERS.items()]
-        results = [
-            result for name, run in zip(CHECKERS, checkers, strict=True) for result in _guarded(name, run)
-        ]
+        results: list[Result] = []
+        for name, checker in CHECKERS.items():
+            results += _guarded(name, _run_checker, name, checker, probe)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the checkers above already reported what the env warns about
-            results += (seeded := _guarded("seeded determinism", lambda: determinism(cfg, steps)))
-            results += _guarded("pickling", lambda: pickling(cfg, steps, compare=seeded[0].status == PASS))
-            results += _guarded("goal env compute_reward", lambda: goal_rewards(cfg, steps))
+            results += (seeded := _guarded("seeded determinism", determinism, cfg, steps))
+            results += _guarded("pickling", pickling, cfg, steps, seeded[0].status == PASS)
+            results += _guarded("goal env compute_reward", goal_rewards, cfg, steps)
             if with_algo:
-                results += _guarded("algorithm", lambda: algo_checks(cfg, probe))
+                results += _guarded("algorithm", algo_checks, cfg, probe)
             else:
                 results.append(Result("algorithm", SKIP, "no algo= on the command line (e.g. add algo=ppo)"))
-            results += _guarded("random rollout", lambda: rollout(cfg, steps))
+            results += _guarded("random rollout", rollout, cfg, steps)
     return results
 
 
@@ -292,12 +290,9 @@ def simulate(cfg: DictConfig) -> None:
     with closing(build.make_env(cfg)) as probe:
         modes = [mode for mode in probe.metadata.get("render_modes", []) if mode in SIM_RENDER_MODES]
     if cfg.render is not None and cfg.render not in modes:
-        problem = (
-            f"{cfg.env.id} cannot show render={cfg.render} here (it offers {', '.join(modes) or 'neither'})"
-        )
-        raise UserError(
-            problem, "use " + "".join(f"render={m}, or " for m in modes) + "no render to print observations"
-        )
+        offered = ", ".join(modes) or "neither"
+        fix = "use " + "".join(f"render={mode}, or " for mode in modes) + "no render to print observations"
+        raise UserError(f"{cfg.env.id} cannot show render={cfg.render} here (it offers {offered})", fix)
     with closing(build.make_env(cfg, render_mode=cfg.render)) as env:
         env.action_space.seed(cfg.seed)
         _print_state(env, cfg, f"reset(seed={cfg.seed})", env.reset(seed=cfg.seed)[0])

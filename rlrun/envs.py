@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import sys
 import textwrap
 import warnings
 from dataclasses import asdict, dataclass
@@ -168,10 +170,15 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     with report_user_errors("rlrun-envs"):
         infos = list_envs(all_envs=args.all)
-    if args.json:
-        print(json.dumps([asdict(info) for info in infos], indent=2))
-    else:
-        print("\n\n".join(format_block(info) for info in infos))
+    text = (
+        json.dumps([asdict(info) for info in infos], indent=2)
+        if args.json
+        else "\n\n".join(map(format_block, infos))
+    )
+    try:
+        print(text)
+    except BrokenPipeError:  # `rlrun-envs --all | head`: stop quietly, as other command-line tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 if __name__ == "__main__":

@@ -69,9 +69,14 @@ def evaluate(
             on_step(locals_, globals_)
 
     returns, lengths = evaluate_policy(
-        model, env, n_eval_episodes=episodes, deterministic=True,
-        return_episode_rewards=True, callback=record_success, warn=False,
-    )  # fmt: skip
+        model,
+        env,
+        n_eval_episodes=episodes,
+        deterministic=True,
+        return_episode_rewards=True,
+        callback=record_success,
+        warn=False,
+    )
     return EvalResult(list(map(float, returns)), list(map(int, lengths)), successes)  # type: ignore[arg-type]
 
 
@@ -122,5 +127,7 @@ class EvalCallback(BaseCallback):
         success = "" if result.success_rate is None else repr(result.success_rate)
         wall = self.wall()
         with open(self.csv_path, "a") as f:
-            f.write(f"{self.num_timesteps},{result.mean_return!r},{result.std_return!r},{success},{wall:.3f}\n")
+            f.write(
+                f"{self.num_timesteps},{result.mean_return!r},{result.std_return!r},{success},{wall:.3f}\n"
+            )
         return result

@@ -66,7 +66,12 @@ class InterruptCallback(BaseCallback):
         if isinstance(model, OffPolicyAlgorithm):
             model._update_info_buffer(loc["infos"], loc["dones"])
             model._store_transition(
-                model.replay_buffer, loc["buffer_actions"], loc["new_obs"], loc["rewards"], loc["dones"], loc["infos"]
+                model.replay_buffer,
+                loc["buffer_actions"],
+                loc["new_obs"],
+                loc["rewards"],
+                loc["dones"],
+                loc["infos"],
             )
         else:
             model._last_obs = loc["new_obs"]

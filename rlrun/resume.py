@@ -33,7 +33,9 @@ def _vec_state(venv: VecEnv) -> dict[str, Any] | None:
     return dict(base.__dict__) if isinstance(base, DummyVecEnv) else None
 
 
-def capture(model: BaseAlgorithm, train_env: VecEnv, eval_env: VecEnv, evaluator: EvalCallback) -> dict[str, Any]:
+def capture(
+    model: BaseAlgorithm, train_env: VecEnv, eval_env: VecEnv, evaluator: EvalCallback
+) -> dict[str, Any]:
     """Everything beyond ``model.save`` that the continuation depends on."""
     normalizer = model.get_vec_normalize_env()
     logger = model.logger
@@ -122,9 +124,9 @@ def check_target(run_dir: Path, record: dict[str, Any] | None) -> Path | None:
     if record.get("status") == "completed":
         return None
     pid, host = record.get("pid"), record.get("host")
-    if record.get("status") == "running" and host == platform.node() and pid and _pid_alive(pid):
-        if pid != os.getpid():
-            raise UserError(f"resume={run_dir}: the run is still going (pid {pid})", f"stop it first: kill {pid}")
+    alive = record.get("status") == "running" and host == platform.node() and pid and _pid_alive(pid)
+    if alive and pid != os.getpid():
+        raise UserError(f"resume={run_dir}: the run is still going (pid {pid})", f"stop it first: kill {pid}")
     snapshot = newest_complete(run_dir / "snapshots")
     if snapshot is None:
         found = len(list_snapshots(run_dir / "snapshots"))

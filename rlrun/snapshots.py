@@ -77,7 +77,9 @@ def save_snapshot(
     files = sorted(p for p in tmp.iterdir() if p.is_file())
     for path in files:
         _fsync(path)
-    _write_manifest(tmp, {"step": model.num_timesteps, "score": score, "files": {p.name: _sha256(p) for p in files}})
+    _write_manifest(
+        tmp, {"step": model.num_timesteps, "score": score, "files": {p.name: _sha256(p) for p in files}}
+    )
     if final.exists():  # the same step written again by a resumed run: the new one replaces it
         shutil.rmtree(final)
     os.rename(tmp, final)
@@ -137,7 +139,7 @@ def drop_file(snapshot: Path, name: str) -> None:
 
 
 def prune(folder: Path, keep: int, replay_buffer: str) -> None:
-    """Keep the newest ``keep`` snapshots plus the best one; with ``latest``, the buffer in the newest only."""
+    """Keep the newest ``keep`` snapshots and the best one; ``latest``: the buffer in the newest only."""
     snapshots = list_snapshots(folder)
     keep_best = best(folder)
     for old in snapshots[:-keep]:
@@ -155,9 +157,14 @@ class SnapshotCallback(BaseCallback):
     """
 
     def __init__(
-        self, folder: Path, every: int, keep: int, replay_buffer: str,
-        state: Callable[[], dict[str, Any]], score: Callable[[], float | None],
-    ) -> None:  # fmt: skip
+        self,
+        folder: Path,
+        every: int,
+        keep: int,
+        replay_buffer: str,
+        state: Callable[[], dict[str, Any]],
+        score: Callable[[], float | None],
+    ) -> None:
         super().__init__()
         self.folder, self.every, self.keep, self.replay_buffer = folder, every, keep, replay_buffer
         self.state, self.score = state, score
@@ -180,6 +187,8 @@ class SnapshotCallback(BaseCallback):
 
     def snapshot(self) -> Path:
         """Write a snapshot now and apply the retention rules."""
-        path = save_snapshot(self.model, self.folder, self.state(), self.replay_buffer != "none", self.score())
+        path = save_snapshot(
+            self.model, self.folder, self.state(), self.replay_buffer != "none", self.score()
+        )
         prune(self.folder, self.keep, self.replay_buffer)
         return path

@@ -55,7 +55,7 @@ def preflight(cfg: DictConfig) -> str:
 
 
 def train(cfg: DictConfig, run_dir: str | Path, meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Train the configured agent into ``run_dir``; returns the final evaluation (``run.json``'s ``final``)."""
+    """Train the configured agent into ``run_dir``; return the final evaluation (run.json's ``final``)."""
     run_dir, meta = Path(run_dir), meta or {}
     torch.set_num_threads(cfg.torch_threads)
     policy = preflight(cfg)
@@ -64,7 +64,9 @@ def train(cfg: DictConfig, run_dir: str | Path, meta: dict[str, Any] | None = No
     return _run(cfg, run_dir, record, meta, snapshot=None)
 
 
-def resume(run_dir: str | Path, progress_bar: str = "auto", meta: dict[str, Any] | None = None) -> dict[str, Any]:
+def resume(
+    run_dir: str | Path, progress_bar: str = "auto", meta: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Continue the run in ``run_dir`` from its newest complete snapshot, with the run's own config."""
     run_dir, meta = Path(run_dir), meta or {}
     record_path = run_dir / "run.json"
@@ -108,10 +110,13 @@ def _run(
             model = _restore(cfg, run_dir, snapshot, train_env, eval_env, evaluator)
         interrupts = InterruptCallback()
         snapshotter = snapshots.SnapshotCallback(
-            run_dir / "snapshots", cfg.snapshot.every, cfg.snapshot.keep, cfg.snapshot.replay_buffer,
+            run_dir / "snapshots",
+            cfg.snapshot.every,
+            cfg.snapshot.keep,
+            cfg.snapshot.replay_buffer,
             state=lambda: resuming.capture(model, train_env, eval_env, evaluator),
             score=lambda: evaluator.last_mean_return,
-        )  # fmt: skip
+        )
         with interrupts.installed():
             model.learn(
                 cfg.total_timesteps - model.num_timesteps,
@@ -128,9 +133,12 @@ def _run(
         _save_final(model, run_dir)
         _log_final(model.logger, cfg, final.summary(), model.num_timesteps)
         record.finish(
-            "completed", timesteps=model.num_timesteps, wall_s=round(wall, 3),
-            fps=round(model.num_timesteps / max(time.perf_counter() - started, 1e-9), 1), final=final.summary(),
-        )  # fmt: skip
+            "completed",
+            timesteps=model.num_timesteps,
+            wall_s=round(wall, 3),
+            fps=round(model.num_timesteps / max(time.perf_counter() - started, 1e-9), 1),
+            final=final.summary(),
+        )
         return final.summary()
     except RunInterrupted:
         raise
@@ -146,7 +154,9 @@ def _run(
                 env.close()
 
 
-def _restore(cfg: DictConfig, run_dir: Path, snapshot: Path, train_env: Any, eval_env: Any, evaluator: EvalCallback):
+def _restore(
+    cfg: DictConfig, run_dir: Path, snapshot: Path, train_env: Any, eval_env: Any, evaluator: EvalCallback
+):
     """Load the snapshot's model, buffer and state; rewind the logs to its step."""
     model = build.load_model(cfg, snapshot / "model.zip", train_env)
     step = model.num_timesteps

@@ -43,8 +43,16 @@ CHOICES = {
     "env.vec_env": ("dummy", "subproc"),
     "snapshot.replay_buffer": ("latest", "all", "none"),
 }
-POSITIVE = ("total_timesteps", "torch_threads", "eval.every", "eval.episodes", "eval.final_episodes",
-            "snapshot.every", "snapshot.keep", "env.n_envs")  # fmt: skip
+POSITIVE = (
+    "total_timesteps",
+    "torch_threads",
+    "eval.every",
+    "eval.episodes",
+    "eval.final_episodes",
+    "snapshot.every",
+    "snapshot.keep",
+    "env.n_envs",
+)
 
 
 def raise_if(problems: list[Problem]) -> None:
@@ -61,7 +69,9 @@ def range_problems(cfg: DictConfig) -> list[Problem]:
     """Values of the right type but outside what the key allows."""
     problems: list[Problem] = []
     if OmegaConf.is_missing(cfg.env, "id"):
-        problems.append(("env.id is not set", "give the Gymnasium id: env=gym env.id=Acrobot-v1 (or mypkg:MyEnv-v0)"))
+        problems.append(
+            ("env.id is not set", "give the Gymnasium id: env=gym env.id=Acrobot-v1 (or mypkg:MyEnv-v0)")
+        )
     for key in POSITIVE:
         value = OmegaConf.select(cfg, key)
         if value < 1:
@@ -70,11 +80,15 @@ def range_problems(cfg: DictConfig) -> list[Problem]:
         problems.append((f"seed={cfg.seed} must be >= 0", "use a non-negative seed, e.g. seed=0"))
     max_steps = cfg.env.max_episode_steps
     if max_steps is not None and max_steps < 1:
-        problems.append((f"env.max_episode_steps={max_steps} must be positive", "set it to 1 or more, or null"))
+        problems.append(
+            (f"env.max_episode_steps={max_steps} must be positive", "set it to 1 or more, or null")
+        )
     for key, allowed in CHOICES.items():
         value = str(OmegaConf.select(cfg, key)).lower()
         if value not in allowed and not (key == "device" and value.startswith("cuda:")):
-            problems.append((f"{key}={value} is not one of {', '.join(allowed)}", f"set {key} to one of those"))
+            problems.append(
+                (f"{key}={value} is not one of {', '.join(allowed)}", f"set {key} to one of those")
+            )
     return problems
 
 
@@ -126,12 +140,19 @@ def algo_problems(cfg: DictConfig, algo_cls: type[BaseAlgorithm]) -> list[Proble
             close = [p for p in params if p not in RUNTIME_ARGS and (key in p or p in key)]
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
             problems.append(
-                (f"algo.{key} is not an argument of {name}{hint}", f"remove +algo.{key}; {name} takes: "
-                 + ", ".join(p for p in params if p not in ("self", *RUNTIME_ARGS))))  # fmt: skip
+                (
+                    f"algo.{key} is not an argument of {name}{hint}",
+                    f"remove +algo.{key}; {name} takes: "
+                    + ", ".join(p for p in params if p not in ("self", *RUNTIME_ARGS)),
+                )
+            )
         elif key != "policy" and not _accepts(params[key].annotation, value):
             problems.append(
-                (f"algo.{key}={value!r} has the wrong type for {name} ({params[key].annotation})",
-                 f"give algo.{key} a value of that type"))  # fmt: skip
+                (
+                    f"algo.{key}={value!r} has the wrong type for {name} ({params[key].annotation})",
+                    f"give algo.{key} a value of that type",
+                )
+            )
     return problems
 
 
@@ -145,7 +166,9 @@ def is_goal_env(env: gym.Env) -> bool:
     )
 
 
-def fit_problems(cfg: DictConfig, env: gym.Env, algo_cls: type[BaseAlgorithm], uses_her: bool) -> list[Problem]:
+def fit_problems(
+    cfg: DictConfig, env: gym.Env, algo_cls: type[BaseAlgorithm], uses_her: bool
+) -> list[Problem]:
     """Whether the algorithm fits the env's spaces after the wrappers, and rollout arithmetic."""
     env_id = cfg.env.id
     name = algo_cls.__name__
@@ -153,36 +176,56 @@ def fit_problems(cfg: DictConfig, env: gym.Env, algo_cls: type[BaseAlgorithm], u
     allowed = next((v for cls, v in ACTION_SPACES.items() if issubclass(algo_cls, cls)), None)
     problems: list[Problem] = []
     if allowed is not None and not isinstance(action_space, allowed):
-        fits = [n.lower() for cls, v in ACTION_SPACES.items() if isinstance(action_space, v) for n in [cls.__name__]]
+        fits = [
+            cls.__name__.lower() for cls, kinds in ACTION_SPACES.items() if isinstance(action_space, kinds)
+        ]
+        needs = " or ".join(kind.__name__ for kind in allowed)
         problems.append(
-            (f"{name} cannot train on {env_id}: it needs {' or '.join(a.__name__ for a in allowed)} actions, "
-             f"the env has {action_space}", f"use one of algo={', algo='.join(fits)}"))  # fmt: skip
+            (
+                f"{name} cannot train on {env_id}: it needs {needs} actions, the env has {action_space}",
+                f"use one of algo={', algo='.join(fits)}",
+            )
+        )
     if uses_her and not is_goal_env(env):
         problems.append(
-            (f"HER needs a goal env (a Dict observation with {', '.join(sorted(GOAL_KEYS))} and a "
-             f"compute_reward method); {env_id} has {env.observation_space}",
-             "use a goal env such as env=pointgoal, or drop HER: algo=sac"))  # fmt: skip
+            (
+                f"HER needs a goal env (a Dict observation with {', '.join(sorted(GOAL_KEYS))} and a "
+                f"compute_reward method); {env_id} has {env.observation_space}",
+                "use a goal env such as env=pointgoal, or drop HER: algo=sac",
+            )
+        )
     limit = env.spec.max_episode_steps if env.spec is not None else None
     learning_starts = cfg.algo.get("learning_starts")
     if uses_her and limit is not None and learning_starts is not None and learning_starts <= limit:
         problems.append(
-            (f"algo.learning_starts={learning_starts} is within the first episode of {env_id} "
-             f"({limit} steps): HER cannot sample goals before an episode has ended",
-             f"set algo.learning_starts={limit + 1} or more"))  # fmt: skip
+            (
+                f"algo.learning_starts={learning_starts} is within the first episode of {env_id} "
+                f"({limit} steps): HER cannot sample goals before an episode has ended",
+                f"set algo.learning_starts={limit + 1} or more",
+            )
+        )
     policy = cfg.algo.get("policy")
     if isinstance(env.observation_space, spaces.Dict) and policy not in (None, "MultiInputPolicy"):
         problems.append(
-            (f"algo.policy={policy} cannot read the Dict observations of {env_id}",
-             "leave algo.policy=null (MultiInputPolicy is chosen), or add wrappers=[flatten]"))  # fmt: skip
+            (
+                f"algo.policy={policy} cannot read the Dict observations of {env_id}",
+                "leave algo.policy=null (MultiInputPolicy is chosen), or add wrappers=[flatten]",
+            )
+        )
     if issubclass(algo_cls, OnPolicyAlgorithm) and "n_steps" in cfg.algo:
         rollout = cfg.algo.n_steps * cfg.env.n_envs
         batch = cfg.algo.get("batch_size")
         if rollout < 2:
-            problems.append((f"{name} rollout n_steps * env.n_envs = {rollout} is too small", "raise algo.n_steps"))
+            problems.append(
+                (f"{name} rollout n_steps * env.n_envs = {rollout} is too small", "raise algo.n_steps")
+            )
         elif batch is not None and batch > rollout:
             problems.append(
-                (f"algo.batch_size={batch} is larger than the rollout n_steps * env.n_envs = {rollout}",
-                 f"lower algo.batch_size to a divisor of {rollout}, or raise algo.n_steps / env.n_envs"))  # fmt: skip
+                (
+                    f"algo.batch_size={batch} is larger than the rollout n_steps * env.n_envs = {rollout}",
+                    f"lower algo.batch_size to a divisor of {rollout}, or raise algo.n_steps / env.n_envs",
+                )
+            )
     return problems
 
 
@@ -204,9 +247,12 @@ def budget_problems(cfg: DictConfig, algo_cls: type[BaseAlgorithm]) -> list[Prob
     total = cfg.total_timesteps
     if issubclass(algo_cls, OffPolicyAlgorithm) and learning_starts is not None and learning_starts >= total:
         problems.append(
-            (f"algo.learning_starts={learning_starts} >= total_timesteps={total}: "
-             f"{algo_cls.__name__} would only act randomly and never update",
-             f"lower algo.learning_starts below {total}, or raise total_timesteps"))  # fmt: skip
+            (
+                f"algo.learning_starts={learning_starts} >= total_timesteps={total}: "
+                f"{algo_cls.__name__} would only act randomly and never update",
+                f"lower algo.learning_starts below {total}, or raise total_timesteps",
+            )
+        )
     return problems
 
 
@@ -218,12 +264,19 @@ def budget_warnings(cfg: DictConfig, algo_cls: type[BaseAlgorithm]) -> list[Prob
         rollout = cfg.algo.n_steps * cfg.env.n_envs
         if rollout >= batch and rollout % batch:
             problems.append(
-                (f"the rollout n_steps * env.n_envs = {rollout} is not a multiple of "
-                 f"algo.batch_size={batch}: every epoch ends with a truncated minibatch of {rollout % batch}",
-                 f"use a batch_size that divides {rollout}"))  # fmt: skip
+                (
+                    f"the rollout n_steps * env.n_envs = {rollout} is not a multiple of "
+                    f"algo.batch_size={batch}: each epoch ends with a truncated minibatch "
+                    f"of {rollout % batch}",
+                    f"use a batch_size that divides {rollout}",
+                )
+            )
     if cfg.eval.every > cfg.total_timesteps:
         problems.append(
-            (f"eval.every={cfg.eval.every} > total_timesteps={cfg.total_timesteps}: "
-             "no periodic evaluation happens, eval.csv stays empty",
-             f"set eval.every to at most {cfg.total_timesteps}"))  # fmt: skip
+            (
+                f"eval.every={cfg.eval.every} > total_timesteps={cfg.total_timesteps}: "
+                "no periodic evaluation happens, eval.csv stays empty",
+                f"set eval.every to at most {cfg.total_timesteps}",
+            )
+        )
     return problems

@@ -45,5 +45,3 @@ def shrink(cfg: DictConfig, steps: int = 256) -> DictConfig:
                 algo.batch_size = 16
         algo.policy_kwargs = {"net_arch": [16]}
     return cfg
-
-

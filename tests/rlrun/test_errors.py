@@ -31,22 +31,29 @@ CASES = [
     ("unknown-algo-arg", ["+algo.clip_rnge=0.1"], RLRUN, "algo.clip_rnge is not an argument of PPO"),
     ("incompatible", ["env=pendulum", "algo=dqn"], RLRUN, "DQN cannot train on Pendulum-v1"),
     ("her-no-goal", ["env=pointenv", "algo=her"], RLRUN, "HER needs a goal env"),
-    ("wrapper-cannot-apply", ["env=pointenv", "algo=sac", "wrappers=[relative_position]"], RLRUN,
-     "wrapper 'relative_position' cannot apply to rlrun/PointEnv-v0"),
+    (
+        "wrapper-cannot-apply",
+        ["env=pointenv", "algo=sac", "wrappers=[relative_position]"],
+        RLRUN,
+        "wrapper 'relative_position' cannot apply to rlrun/PointEnv-v0",
+    ),
     ("gym-id-typo", ["env=gym", "env.id=CartPol-v1"], RLRUN, "Did you mean: `CartPole`?"),
     ("gym-blank-without-id", ["env=gym"], RLRUN, "env.id is not set"),
     ("module-fails", ["env=gym", "env.id=nosuchpkg:MyEnv-v0"], RLRUN, "No module named 'nosuchpkg'"),
-]  # fmt: skip
+]
 
 
 def rlrun(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
-    return subprocess.run([sys.executable, "-m", "rlrun", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "rlrun", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.mark.parametrize(("args", "status", "message"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_mistake_gets_a_message_and_leaves_nothing(tmp_path: Path, args: list[str], status: int, message: str) -> None:
+def test_mistake_gets_a_message_and_leaves_nothing(
+    tmp_path: Path, args: list[str], status: int, message: str
+) -> None:
     result = rlrun(args, tmp_path)
     assert result.returncode == status, result.stderr
     assert message in result.stderr
@@ -57,8 +64,13 @@ def test_mistake_gets_a_message_and_leaves_nothing(tmp_path: Path, args: list[st
 
 
 def test_full_error_shows_the_traceback(tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "rlrun", "total_timesteps=0"], cwd=tmp_path,
-                            env={**os.environ, "HYDRA_FULL_ERROR": "1"}, capture_output=True, text=True)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "rlrun", "total_timesteps=0"],
+        cwd=tmp_path,
+        env={**os.environ, "HYDRA_FULL_ERROR": "1"},
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode != 0 and "Traceback" in result.stderr
 
 
@@ -67,5 +79,7 @@ def test_new_run_at_an_existing_run_folder_is_refused_untouched(tmp_path: Path) 
     train(shrink(compose_config("env=gridworld", "algo=ppo"), 256), run_dir)
     before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
     result = rlrun([f"hydra.run.dir={run_dir}", "total_timesteps=256"], tmp_path)
-    assert result.returncode == RLRUN and "already holds a run" in result.stderr and "resume=" in result.stderr
+    assert (
+        result.returncode == RLRUN and "already holds a run" in result.stderr and "resume=" in result.stderr
+    )
     assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before

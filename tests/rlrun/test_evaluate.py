@@ -57,8 +57,10 @@ def test_record_gif(finished_run: Path, tmp_path: Path) -> None:
     video = tmp_path / "episode.gif"
     result = subprocess.run(
         [sys.executable, "-m", "rlrun.evaluate", str(finished_run), "--episodes", "2", "--video", str(video)],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     frames = imageio.mimread(video)
     assert len(frames) >= 2 and frames[0].ndim == 3 and frames[0].shape[2] in (3, 4)
@@ -98,8 +100,11 @@ def test_mistakes_are_clear(finished_run: Path, tmp_path: Path, args: list[str],
     folders = {"empty": tmp_path, "no_model": no_model, "run": finished_run}
     result = subprocess.run(
         [sys.executable, "-m", "rlrun.evaluate", *(a.format(**folders) for a in args)],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "out.avi").exists()
 
@@ -107,5 +112,7 @@ def test_mistakes_are_clear(finished_run: Path, tmp_path: Path, args: list[str],
 def test_best_is_the_snapshot_with_the_highest_score(finished_run: Path) -> None:
     folder = finished_run / "snapshots"
     scores = {s: snapshots.manifest(s)["score"] for s in snapshots.list_snapshots(folder)}
-    scored = {s: score for s, score in scores.items() if score is not None}  # None: taken before any evaluation
+    scored = {
+        s: score for s, score in scores.items() if score is not None
+    }  # None: taken before any evaluation
     assert scored and snapshots.best(folder) == max(scored, key=lambda s: scored[s])

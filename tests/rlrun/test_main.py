@@ -12,17 +12,27 @@ from pathlib import Path
 import pytest
 
 TINY = [
-    "total_timesteps=256", "eval.every=128", "eval.episodes=2", "eval.final_episodes=2",
-    "snapshot.every=128", "algo.n_steps=32", "algo.batch_size=16", "algo.policy_kwargs={net_arch:[16]}",
-]  # fmt: skip
+    "total_timesteps=256",
+    "eval.every=128",
+    "eval.episodes=2",
+    "eval.final_episodes=2",
+    "snapshot.every=128",
+    "algo.n_steps=32",
+    "algo.batch_size=16",
+    "algo.policy_kwargs={net_arch:[16]}",
+]
 
 
 def run(args: list[str], cwd: Path, prog: list[str] | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
     return subprocess.run(
-        [*(prog or [sys.executable, "-m", "rlrun"]), *args], cwd=cwd, env=env,
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [*(prog or [sys.executable, "-m", "rlrun"]), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def run_dirs(cwd: Path) -> list[Path]:
@@ -70,7 +80,9 @@ def test_incompatible_pair_is_one_clear_message(tmp_path: Path, overrides: list[
     assert result.returncode == 2
     assert message in result.stderr and "fix:" in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
-    assert not (tmp_path / "outputs" / "runs").exists() or not any((tmp_path / "outputs" / "runs").rglob("*.json"))
+    assert not (tmp_path / "outputs" / "runs").exists() or not any(
+        (tmp_path / "outputs" / "runs").rglob("*.json")
+    )
 
 
 def test_hydra_tools_work(tmp_path: Path) -> None:
@@ -125,9 +137,19 @@ gym.register("mypkg/Coin-v0", entry_point=Coin, max_episode_steps=5)
 def test_users_own_config_files(tmp_path: Path, how: str) -> None:
     (tmp_path / "myconf" / "algo").mkdir(parents=True)
     (tmp_path / "myconf" / "algo" / "her_td3.yaml").write_text(HER_TD3)
-    where = ["--config-dir", "myconf"] if how == "--config-dir" else [f"hydra.searchpath=[file://{tmp_path / 'myconf'}]"]
-    tiny = ["total_timesteps=200", "eval.every=100", "eval.episodes=1", "eval.final_episodes=1",
-            "algo.batch_size=16", "algo.policy_kwargs={net_arch:[16]}"]  # fmt: skip
+    where = (
+        ["--config-dir", "myconf"]
+        if how == "--config-dir"
+        else [f"hydra.searchpath=[file://{tmp_path / 'myconf'}]"]
+    )
+    tiny = [
+        "total_timesteps=200",
+        "eval.every=100",
+        "eval.episodes=1",
+        "eval.final_episodes=1",
+        "algo.batch_size=16",
+        "algo.policy_kwargs={net_arch:[16]}",
+    ]
     result = run([*where, "env=pointgoal", "algo=her_td3", *tiny], tmp_path)
     assert result.returncode == 0, result.stderr
     (run_dir,) = run_dirs(tmp_path)
@@ -139,10 +161,25 @@ def test_users_own_env_from_their_own_module(tmp_path: Path) -> None:
     (tmp_path / "mypkg.py").write_text(MY_ENV)
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     result = subprocess.run(
-        [sys.executable, "-m", "rlrun", "env=gym", "env.id=mypkg:mypkg/Coin-v0", "algo=dqn", "total_timesteps=300",
-         "eval.every=150", "eval.episodes=2", "eval.final_episodes=2", "algo.learning_starts=50"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "rlrun",
+            "env=gym",
+            "env.id=mypkg:mypkg/Coin-v0",
+            "algo=dqn",
+            "total_timesteps=300",
+            "eval.every=150",
+            "eval.episodes=2",
+            "eval.final_episodes=2",
+            "algo.learning_starts=50",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     (run_dir,) = run_dirs(tmp_path)
     assert run_dir.parent.name == "gym-dqn"

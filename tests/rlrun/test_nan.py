@@ -24,7 +24,9 @@ class NaNAfter(gym.Env[np.ndarray, int]):
     def __init__(self, after: int = 305, bad_seed: int = 1) -> None:
         self.after, self.bad_seed, self.seed, self.steps = after, bad_seed, None, 0
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
         if seed is not None:
             self.seed = seed
@@ -40,10 +42,16 @@ gym.register("rlrun-test/NaNAfter-v0", entry_point=NaNAfter, max_episode_steps=1
 
 
 def test_check_nan_names_step_and_env_copy_and_keeps_snapshots(tmp_path: Path) -> None:
-    cfg = shrink(compose_config("env=gym", "env.id=rlrun-test/NaNAfter-v0", "algo=ppo", "~tuned",
-                                "env.n_envs=2", "check_nan=true"), 2048)  # fmt: skip
+    cfg = shrink(
+        compose_config(
+            "env=gym", "env.id=rlrun-test/NaNAfter-v0", "algo=ppo", "~tuned", "env.n_envs=2", "check_nan=true"
+        ),
+        2048,
+    )
     cfg.snapshot.every = 64
-    with pytest.raises(NonFiniteValue, match=r"found nan in observations returned by the env at step 610, env copy 1"):
+    with pytest.raises(
+        NonFiniteValue, match=r"found nan in observations returned by the env at step 610, env copy 1"
+    ):
         train(cfg, tmp_path)
     record = json.loads((tmp_path / "run.json").read_text())
     assert record["status"] == "failed" and "env copy 1" in record["error"]
@@ -51,7 +59,16 @@ def test_check_nan_names_step_and_env_copy_and_keeps_snapshots(tmp_path: Path) -
 
 
 def test_without_check_nan_the_run_is_not_stopped_by_the_checker(tmp_path: Path) -> None:
-    cfg = shrink(compose_config("env=gym", "env.id=rlrun-test/NaNAfter-v0", "algo=ppo", "~tuned",
-                                "env.n_envs=2", "+env.kwargs.after=100000"), 256)  # fmt: skip
+    cfg = shrink(
+        compose_config(
+            "env=gym",
+            "env.id=rlrun-test/NaNAfter-v0",
+            "algo=ppo",
+            "~tuned",
+            "env.n_envs=2",
+            "+env.kwargs.after=100000",
+        ),
+        256,
+    )
     train(cfg, tmp_path)
     assert json.loads((tmp_path / "run.json").read_text())["status"] == "completed"

@@ -88,7 +88,10 @@ def test_killed_and_resumed_run_is_bit_identical(
 
     assert status(tmp_path / "killed") == "completed"
     assert eval_rows(tmp_path / "killed") == eval_rows(tmp_path / "whole")
-    whole, resumed = parameters(config(*overrides), tmp_path / "whole"), parameters(config(*overrides), tmp_path / "killed")
+    whole, resumed = (
+        parameters(config(*overrides), tmp_path / "whole"),
+        parameters(config(*overrides), tmp_path / "killed"),
+    )
     assert whole.keys() == resumed.keys() and all(torch.equal(whole[k], resumed[k]) for k in whole)
 
 
@@ -125,8 +128,11 @@ def test_sigkill_during_a_snapshot_write_resumes_from_the_previous_one(tmp_path:
     overrides = ["env=pointenv", "algo=sac"]
     result = subprocess.run(
         [sys.executable, "-m", "tests.rlrun.kill_during_snapshot", str(run_dir), *overrides],
-        cwd=REPO, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == -signal.SIGKILL, result.stderr
     assert [s.name for s in snapshots.list_snapshots(run_dir / "snapshots")] == ["step-0000000256"]
     assert list((run_dir / "snapshots").glob(".tmp-step-*"))  # the half-written one
@@ -135,7 +141,9 @@ def test_sigkill_during_a_snapshot_write_resumes_from_the_previous_one(tmp_path:
     assert json.loads((run_dir / "run.json").read_text())["resumes"][0]["from_step"] == 256
 
 
-def test_damaged_newest_snapshot_falls_back_with_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_damaged_newest_snapshot_falls_back_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with monkeypatch.context() as patch:
         crash_at(patch, int(STEPS * 0.6))
         with pytest.raises(Crash):
@@ -164,7 +172,9 @@ def test_all_snapshots_damaged_is_a_clear_error_that_touches_nothing(
 
 
 def cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rlrun", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "rlrun", *args], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.mark.parametrize(
@@ -191,10 +201,21 @@ def test_resume_refuses_overrides_that_change_training_and_allows_cosmetic_ones(
 
 def test_sigterm_writes_a_snapshot_and_resumes(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
-    args = ["env=gridworld", "algo=ppo", "~tuned", "total_timesteps=1000000", "snapshot.every=100000",
-            "algo.n_steps=64", f"hydra.run.dir={run_dir}"]  # fmt: skip
+    args = [
+        "env=gridworld",
+        "algo=ppo",
+        "~tuned",
+        "total_timesteps=1000000",
+        "snapshot.every=100000",
+        "algo.n_steps=64",
+        f"hydra.run.dir={run_dir}",
+    ]
     process = subprocess.Popen(
-        [sys.executable, "-m", "rlrun", *args], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "rlrun", *args],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     deadline = time.monotonic() + 120
     while not (run_dir / "eval.csv").exists() and time.monotonic() < deadline:  # training has started

@@ -34,7 +34,9 @@ def tb_tags(run_dir: Path) -> set[str]:
 
 
 @pytest.mark.parametrize(("env", "algo"), PAIRS, ids=[f"{e}-{a}" for e, a in PAIRS])
-def test_tiny_run_writes_the_run_directory_contract(tiny_config: Tiny, tmp_path: Path, env: str, algo: str) -> None:
+def test_tiny_run_writes_the_run_directory_contract(
+    tiny_config: Tiny, tmp_path: Path, env: str, algo: str
+) -> None:
     cfg = tiny_config(f"env={env}", f"algo={algo}")
     final = train(cfg, tmp_path, {"env": env, "algo": algo})
 
@@ -44,7 +46,9 @@ def test_tiny_run_writes_the_run_directory_contract(tiny_config: Tiny, tmp_path:
     assert record["final"] == final and len(final["returns"]) == cfg.eval.final_episodes
     assert record["env"] == env and record["env_id"] == cfg.env.id and record["seed"] == cfg.seed
     assert len(record["config_hash"]) == 64 and record["versions"]["stable_baselines3"]
-    assert OmegaConf.load(tmp_path / "config.yaml") == OmegaConf.create(OmegaConf.to_container(cfg, resolve=True))
+    assert OmegaConf.load(tmp_path / "config.yaml") == OmegaConf.create(
+        OmegaConf.to_container(cfg, resolve=True)
+    )
 
     assert (tmp_path / "eval.csv").read_text().startswith(EVAL_CSV_HEADER)
     rows = read_eval(tmp_path)
@@ -74,7 +78,10 @@ def test_env_without_success_leaves_the_column_empty(tiny_config: Tiny, tmp_path
 
 
 def test_normalised_run_saves_vecnormalize(tiny_config: Tiny, tmp_path: Path) -> None:
-    train(tiny_config("env=pendulum", "algo=ppo", "env.normalize.obs=true", "env.normalize.reward=true"), tmp_path)
+    train(
+        tiny_config("env=pendulum", "algo=ppo", "env.normalize.obs=true", "env.normalize.reward=true"),
+        tmp_path,
+    )
     assert (tmp_path / "vecnormalize.pkl").is_file()
 
 
@@ -88,8 +95,10 @@ def test_same_seed_same_config_is_bit_identical(tiny_config: Tiny, tmp_path: Pat
         cfg = tiny_config("env=pointenv", "algo=sac", "seed=3")
         train(cfg, tmp_path / folder)
         model = get_class(cfg.algo._target_).load(tmp_path / folder / "model.zip", device="cpu")
-        rows = [[r[k] for k in ("timesteps", "mean_return", "std_return", "success_rate")]
-                for r in read_eval(tmp_path / folder)]  # fmt: skip
+        rows = [
+            [r[k] for k in ("timesteps", "mean_return", "std_return", "success_rate")]
+            for r in read_eval(tmp_path / folder)
+        ]
         return model.policy.state_dict(), rows
 
     (params_a, rows_a), (params_b, rows_b) = run("a"), run("b")
@@ -107,7 +116,9 @@ def test_a_new_run_never_writes_over_another(tiny_config: Tiny, tmp_path: Path) 
     assert (tmp_path / "run.json").read_bytes() == before
 
 
-def test_failed_run_records_the_error(tiny_config: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_run_records_the_error(
+    tiny_config: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from stable_baselines3 import PPO
 
     def explode(*_args: object, **_kwargs: object) -> None:

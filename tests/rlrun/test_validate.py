@@ -45,7 +45,10 @@ def test_gym_blank_without_id() -> None:
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        (["+algo.learning_rat=0.1"], "algo.learning_rat is not an argument of PPO (did you mean learning_rate?)"),
+        (
+            ["+algo.learning_rat=0.1"],
+            "algo.learning_rat is not an argument of PPO (did you mean learning_rate?)",
+        ),
         (["+algo.seed=3"], "algo.seed is set by rlrun, not by the algo config"),
         (["algo.learning_rate=fast"], "algo.learning_rate='fast' has the wrong type for PPO"),
         (["algo.n_steps=1.5"], "algo.n_steps=1.5 has the wrong type for PPO"),
@@ -60,8 +63,12 @@ def test_algo_arguments_are_checked_against_the_constructor(overrides: list[str]
 def test_schedules_and_classes_are_accepted() -> None:
     cfg = compose_config("env=pointgoal", "algo=her")
     with open_dict(cfg):
-        cfg.algo.learning_rate = {"_target_": "stable_baselines3.common.utils.LinearSchedule",
-                                  "start": 1e-3, "end": 0.0, "end_fraction": 1.0}  # fmt: skip
+        cfg.algo.learning_rate = {
+            "_target_": "stable_baselines3.common.utils.LinearSchedule",
+            "start": 1e-3,
+            "end": 0.0,
+            "end_fraction": 1.0,
+        }
     assert validate.algo_problems(cfg, build.algo_class(cfg)) == []
 
 
@@ -99,7 +106,9 @@ def test_wrapper_that_cannot_apply() -> None:
 
 def test_ppo_batch_larger_than_rollout() -> None:
     with pytest.raises(UserError, match="algo.batch_size=512 is larger than the rollout"):
-        preflight(compose_config("env=cartpole", "algo=ppo", "~tuned", "algo.n_steps=64", "algo.batch_size=512"))
+        preflight(
+            compose_config("env=cartpole", "algo=ppo", "~tuned", "algo.n_steps=64", "algo.batch_size=512")
+        )
 
 
 def test_dict_observation_with_mlp_policy() -> None:

@@ -1,0 +1,232 @@
+"""``rlrun-check``: preflight checks and random rollouts, in-process and as a user runs them."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_module
+from omegaconf import DictConfig, OmegaConf
+
+from rlrun import build, check
+from rlrun.errors import UserError
+from tests.rlrun.helpers import PAIRS, compose_config
+
+ROOT = Path(__file__).resolve().parents[2]
+BUNDLED = ["gridworld", "pointenv", "pointgoal", "roomtoy", "cartpole", "pendulum"]
+BROKEN = "env.id=tests.rlrun.broken_envs:broken/{}-v0"  # module form: gym.make imports the module
+
+
+def compose_check(*overrides: str) -> DictConfig:
+    """Compose ``conf/check.yaml`` as ``rlrun-check`` would."""
+    with initialize_config_module("rlrun.conf", version_base="1.3"):
+        return compose("check", overrides=list(overrides))
+
+
+def statuses(results: list[check.Result]) -> dict[str, str]:
+    return {result.name: result.status for result in results}
+
+
+def run(args: list[str], cwd: Path, prog: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HYDRA_FULL_ERROR": "0", "PYTHONPATH": str(ROOT)}  # ROOT: tests.rlrun.broken_envs
+    return subprocess.run(
+        [*(prog or [sys.executable, "-m", "rlrun.check"]), *args], cwd=cwd, env=env,
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(("env", "algo"), [("gridworld", "ppo"), ("pointgoal", "her"), ("cartpole", "dqn")])
+def test_check_config_is_the_training_config(env: str, algo: str) -> None:
+    """Same defaults list and run keys as conf/config.yaml, plus steps, sim and render."""
+    checked = OmegaConf.to_container(compose_check(f"env={env}", f"algo={algo}"))
+    trained = OmegaConf.to_container(compose_config(f"env={env}", f"algo={algo}"))
+    assert {key: checked.pop(key) for key in ("steps", "sim", "render")} == {
+        "steps": 1000,
+        "sim": 0,
+        "render": None,
+    }
+    # conf/check.yaml takes the run keys from the schema's defaults, so those must equal config.yaml's values.
+    assert checked == trained, "keep rlrun/schema.py's defaults equal to the values in conf/config.yaml"
+
+
+@pytest.mark.parametrize("env", BUNDLED)
+def test_every_bundled_env_passes_the_env_checks(env: str) -> None:
+    results = check.run_checks(compose_check(f"env={env}", "steps=200"), with_algo=False)
+    assert not [r for r in results if r.status == check.FAIL], check.report(results)
+    assert statuses(results)["algorithm"] == check.SKIP
+    assert statuses(results)["goal env compute_reward"] == (check.PASS if env == "pointgoal" else check.SKIP)
+
+
+def test_without_pygame_the_render_check_is_skipped_with_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pygame", None)  # `import pygame` raises ImportError
+    results = check.run_checks(compose_check("env=gridworld", "steps=50"), with_algo=False)
+    assert (
+        results[0].status == check.PASS
+        and "render check skipped: pygame is not installed" in results[0].detail
+    )
+
+
+@pytest.mark.parametrize(("env", "algo"), PAIRS, ids=[f"{env}-{algo}" for env, algo in PAIRS])
+def test_every_compatible_pair_passes_the_algorithm_checks(env: str, algo: str) -> None:
+    cfg = compose_check(f"env={env}", f"algo={algo}")
+    results = check.algo_checks(cfg, build.make_env(cfg))
+    assert [r.status for r in results] == [check.PASS] * 3, check.report(results)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "failed", "reason"),
+    [
+        (["env=gridworld", "algo=sac"], "SAC fits rlrun/GridWorld-v0", "SAC cannot train on rlrun/GridWorld"),
+        (["env=pendulum", "algo=her"], "SAC fits Pendulum-v1", "HER needs a goal env"),
+        (["env=cartpole", "algo=dqn", "+algo.learning_rat=0.1"], "DQN arguments", "algo.learning_rat is not"),
+        (
+            ["env=pendulum", "algo=sac", "total_timesteps=50"],
+            "hyperparameters",
+            "algo.learning_starts=100 >=",
+        ),
+    ],
+    ids=["sac-discrete", "her-no-goal", "misspelt-argument", "never-learns"],
+)
+def test_algorithm_problems_fail_their_check(overrides: list[str], failed: str, reason: str) -> None:
+    cfg = compose_check(*overrides)
+    results = {r.name: r for r in check.algo_checks(cfg, build.make_env(cfg))}
+    assert [name for name, r in results.items() if r.status == check.FAIL] == [failed]
+    text = "\n".join([results[failed].detail, *results[failed].notes])
+    assert reason in text and "fix: " in text
+
+
+def test_hyperparameter_warnings_do_not_fail() -> None:
+    cfg = compose_check("env=cartpole", "algo=ppo", "algo.batch_size=100", "eval.every=200000")
+    hyper = check.algo_checks(cfg, build.make_env(cfg))[-1]
+    assert (hyper.status, hyper.detail) == (check.PASS, "2 warning(s)")
+    assert (
+        "not a multiple of algo.batch_size=100" in hyper.notes[0]
+        and "no periodic evaluation" in hyper.notes[2]
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "failed", "reason"),
+    [
+        (
+            "Unseeded",
+            {"Gymnasium check_env", "seeded determinism"},
+            "diverged at reset(seed=0): observations",
+        ),
+        ("NaNReward", {"random rollout"}, "rewards contain NaN"),
+        ("Unpicklable", {"pickling"}, "cannot pickle '_thread.lock' object"),
+        ("GoalTimePenalty", {"goal env compute_reward"}, "disagrees with step's reward"),
+    ],
+)
+def test_a_broken_env_fails_the_right_checks(name: str, failed: set[str], reason: str) -> None:
+    results = check.run_checks(compose_check("env=gym", BROKEN.format(name), "steps=200"), with_algo=False)
+    assert {r.name for r in results if r.status == check.FAIL} == failed, check.report(results)
+    assert any(reason in r.detail for r in results if r.status == check.FAIL)
+
+
+def test_a_reward_wrapper_breaks_the_goal_contract() -> None:
+    cfg = compose_check("env=pointgoal", "wrappers=[scale_reward]", "steps=100")
+    assert "step returned -0.1, compute_reward -1" in check.goal_rewards(cfg, 100).detail
+
+
+def test_sim_prints_each_step(capsys: pytest.CaptureFixture[str]) -> None:
+    check.simulate(compose_check("env=pointenv", "sim=5"))
+    lines = capsys.readouterr().out.splitlines()
+    steps = [line for line in lines if line.startswith("step ")]
+    assert [line.split()[1] for line in steps] == ["1", "2", "3", "4", "5"]
+    assert all(
+        re.search(r"action=\[.*\]  reward=\S+  terminated=False  truncated=False", line) for line in steps
+    )
+    assert lines[0] == "reset(seed=0)" and lines[1].startswith("  observation [")
+
+
+def test_sim_with_render_ansi_prints_the_frames(capsys: pytest.CaptureFixture[str]) -> None:
+    check.simulate(compose_check("env=roomtoy", "sim=3", "render=ansi"))
+    out = capsys.readouterr().out
+    assert out.count("step ") == 3 and "observation" not in out
+    assert out.count("\n") > 3 * 4  # a multi-line text frame after each step
+
+
+def test_algo_given_reads_the_overrides() -> None:
+    assert check.algo_given(["env=gridworld", "algo=dqn"]) and check.algo_given(["algo.batch_size=8"])
+    assert not check.algo_given(["env=gridworld", "wrappers=[flatten]", "algorithm_note=x"])
+
+
+# As a user runs it: exit statuses, messages, and no files anywhere.
+
+
+def test_console_script_passes_from_another_directory_and_writes_nothing(tmp_path: Path) -> None:
+    script = shutil.which("rlrun-check", path=str(Path(sys.executable).parent))
+    assert script is not None, "the rlrun-check console script is not installed"
+    result = run(["env=gridworld", "algo=ppo", "steps=200"], tmp_path, prog=[script])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith("rlrun-check: env=gridworld (rlrun/GridWorld-v0), algo=ppo, seed=0\n")
+    assert "PASS  PPO fits rlrun/GridWorld-v0" in result.stdout
+    assert result.stdout.rstrip().endswith("8 passed, 0 failed, 1 skipped")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_incompatible_pair_exits_1_with_the_reason(tmp_path: Path) -> None:
+    # Exit 1, not 2: the pair is what the check command is asked to check, so an incompatible pair is a
+    # failed check (DESIGN.md: 1 = failed checks), reported with every other check. Training refuses the
+    # same pair with 2 because there it is a mistake that stops the run before it starts.
+    result = run(["env=gridworld", "algo=sac", "steps=100"], tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "FAIL  SAC fits rlrun/GridWorld-v0: SAC cannot train on rlrun/GridWorld-v0" in result.stdout
+    assert "fix: use one of algo=ppo, algo=a2c, algo=dqn" in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr and list(tmp_path.iterdir()) == []
+
+
+def test_broken_env_by_module_exits_1(tmp_path: Path) -> None:
+    result = run(["env=gym", BROKEN.format("NaNReward"), "steps=100"], tmp_path)
+    assert result.returncode == 1
+    assert re.search(r"^FAIL  random rollout: step \d+: rewards contain NaN", result.stdout, re.MULTILINE)
+    assert result.stdout.rstrip().endswith("4 passed, 1 failed, 2 skipped")
+
+
+def test_sim_render_ansi_from_the_command_line(tmp_path: Path) -> None:
+    result = run(["env=gridworld", "sim=5", "render=ansi"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert sum(line.startswith("step ") for line in result.stdout.splitlines()) == 5
+    assert "A" in result.stdout and "T" in result.stdout  # GridWorld's agent and target in the frames
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["env=gym", "env.id=NoSuchEnv-v0"], "cannot make env.id='NoSuchEnv-v0'"),
+        (["env=gym"], "env.id is not set"),
+        (["env=gridworld", "env.n_envs=0"], "env.n_envs=0 must be a positive integer"),
+        (["env=gridworld", "steps=0"], "steps=0 must be positive"),
+        (["env=gridworld", "wrappers=[rescale_action]"], "wrapper 'rescale_action' cannot apply"),
+        (["env=cartpole", "sim=3", "render=ansi"], "CartPole-v1 cannot show render=ansi"),
+        (["env=gridworld", "sim=-1"], "sim=-1 must be >= 0"),
+    ],
+    ids=["unknown-id", "no-id", "bad-value", "bad-steps", "bad-wrapper", "render-mode", "negative-sim"],
+)
+def test_user_mistakes_stop_before_any_check(overrides: list[str], message: str) -> None:
+    cfg = compose_check(*overrides)
+    with pytest.raises(UserError, match=re.escape(message)) as raised:
+        check.simulate(cfg) if cfg.sim else check.run_checks(cfg, with_algo=False)
+    assert raised.value.fix
+
+
+def test_user_mistakes_exit_2(tmp_path: Path) -> None:
+    result = run(["env=gym", "env.id=NoSuchEnv-v0"], tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert (
+        "rlrun-check: error: cannot make env.id='NoSuchEnv-v0'" in result.stderr and "fix:" in result.stderr
+    )
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_hydra_errors_keep_hydras_status(tmp_path: Path) -> None:
+    result = run(["env=gridworld", "stepz=10"], tmp_path)
+    assert result.returncode == 1 and "Could not override 'stepz'" in result.stderr
+    assert list(tmp_path.iterdir()) == []
