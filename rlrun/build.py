@@ -84,7 +84,7 @@ def _gym_make(env_id: str, max_episode_steps: int | None, render_mode: str | Non
 
 def make_wrappers(wrappers_cfg: DictConfig) -> list[tuple[str, Wrapper]]:
     """The wrapper partials in list order, each with its config name for error messages."""
-    return [(name, instantiate(node, _convert_="all")) for name, node in wrappers_cfg.items()]
+    return [(str(name), instantiate(node, _convert_="all")) for name, node in wrappers_cfg.items()]
 
 
 def apply_wrappers(env: gym.Env, wrappers: list[tuple[str, Wrapper]]) -> gym.Env:

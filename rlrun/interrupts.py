@@ -64,6 +64,7 @@ class InterruptCallback(BaseCallback):
         snapshot's last observations match the envs' state."""
         model, loc = self.model, self.locals
         if isinstance(model, OffPolicyAlgorithm):
+            assert model.replay_buffer is not None
             model._update_info_buffer(loc["infos"], loc["dones"])
             model._store_transition(
                 model.replay_buffer,

@@ -10,6 +10,8 @@ import datetime
 import re
 import secrets
 import string
+from collections.abc import Callable
+from typing import Any
 
 from omegaconf import OmegaConf
 
@@ -39,7 +41,7 @@ def sweep_subdir(env: str, algo: str, override_dirname: str, seed: int) -> str:
 
 def register() -> None:
     """Register the ``rlrun.*`` resolvers (idempotent)."""
-    resolvers = {
+    resolvers: dict[str, Callable[..., Any]] = {
         "rlrun.run_suffix": lambda: _RUN_SUFFIX,
         "rlrun.sweep_name": sweep_name,
         "rlrun.sweep_subdir": sweep_subdir,

@@ -77,6 +77,7 @@ def resume(
         log.info("%s is already completed; nothing to do", run_dir)
         return data["final"]
     cfg = OmegaConf.load(run_dir / "config.yaml")  # the run's own record; never written back
+    assert isinstance(cfg, DictConfig)
     cfg.progress_bar = progress_bar
     torch.set_num_threads(cfg.torch_threads)
     preflight(cfg)

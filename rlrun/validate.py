@@ -11,7 +11,7 @@ import inspect
 import types
 import typing
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 from gymnasium import spaces
@@ -127,8 +127,7 @@ def _accepts(annotation: Any, value: Any) -> bool:
 def algo_problems(cfg: DictConfig, algo_cls: type[BaseAlgorithm]) -> list[Problem]:
     """``algo.*`` keys the SB3 constructor does not take, or values of a type it cannot take."""
     params = inspect.signature(algo_cls.__init__).parameters
-    args = OmegaConf.to_container(cfg.algo, resolve=True)
-    assert isinstance(args, dict)
+    args = cast(dict[str, Any], OmegaConf.to_container(cfg.algo, resolve=True))
     name = algo_cls.__name__
     problems: list[Problem] = []
     for key, value in args.items():
