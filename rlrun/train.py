@@ -22,6 +22,7 @@ from stable_baselines3.common.callbacks import CallbackList
 from stable_baselines3.common.logger import HParam, Logger, TensorBoardOutputFormat
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.utils import set_random_seed
+from stable_baselines3.common.vec_env import sync_envs_normalization
 from torch.utils.tensorboard import SummaryWriter
 
 from rlrun import build, snapshots, validate
@@ -130,6 +131,7 @@ def _run(
             snapshotter.snapshot()
             record.finish("interrupted", timesteps=model.num_timesteps, wall_s=round(wall, 3))
             raise RunInterrupted(interrupts.received, str(run_dir))
+        sync_envs_normalization(train_env, eval_env)  # the final statistics, not the last evaluation's
         final = evaluate(model, eval_env, cfg.eval.final_episodes)
         _save_final(model, run_dir)
         _log_final(model.logger, cfg, final.summary(), model.num_timesteps)

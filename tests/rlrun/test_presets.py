@@ -1,0 +1,71 @@
+"""The tuned presets (conf/tuned/<env>_<algo>.yaml) reach their targets for every one of seeds 0-4.
+
+The learning checks are slow (``pytest -m slow tests/rlrun/test_presets.py``): each preset trains its full budget
+once per seed. The check that every preset has a target, and every target a preset, runs in the fast suite, so a
+new preset cannot go unchecked.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+import pytest
+
+from rlrun.train import train
+from tests.rlrun.helpers import compose_config
+
+# preset -> (metric of run.json's "final", threshold it must reach for every seed)
+TARGETS: dict[str, tuple[str, float]] = {
+    "gridworld_ppo": ("success_rate", 0.9),
+    "gridworld_dqn": ("success_rate", 0.9),
+    "pointenv_sac": ("success_rate", 0.9),
+    "pointenv_td3": ("success_rate", 0.9),
+    "pointgoal_her": ("success_rate", 0.9),
+    "roomtoy_dqn": ("success_rate", 0.9),
+    "roomtoy_ppo": ("success_rate", 0.9),
+    "cartpole_ppo": ("mean_return", 475.0),  # CartPole-v1's reward threshold
+    "pendulum_sac": ("mean_return", -200.0),
+}
+SEEDS = (0, 1, 2, 3, 4)
+
+CONF = Path(str(files("rlrun.conf")))
+PRESETS = sorted(path.stem for path in (CONF / "tuned").glob("*.yaml"))
+CASES = [(preset, seed) for preset in PRESETS for seed in SEEDS]
+
+
+def split(preset: str) -> tuple[str, str]:
+    """``pointenv_sac`` -> ``("pointenv", "sac")`` (env and algo choices have no underscore)."""
+    env, _, algo = preset.partition("_")
+    return env, algo
+
+
+def test_every_preset_has_a_target_and_every_target_a_preset() -> None:
+    assert PRESETS, f"no presets found in {CONF / 'tuned'}"
+    assert set(PRESETS) - set(TARGETS) == set(), "presets without a target: add them to TARGETS"
+    assert set(TARGETS) - set(PRESETS) == set(), "targets without a preset file in conf/tuned"
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_preset_names_a_real_pair_and_states_what_it_reaches(preset: str) -> None:
+    env, algo = split(preset)
+    assert (CONF / "env" / f"{env}.yaml").is_file() and (CONF / "algo" / f"{algo}.yaml").is_file()
+    lines = (CONF / "tuned" / f"{preset}.yaml").read_text().splitlines()
+    assert lines[0] == "# @package _global_"
+    assert any(line.startswith("# Reaches: ") for line in lines[1:4])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("preset", "seed"), CASES, ids=[f"{preset}-seed{seed}" for preset, seed in CASES])
+def test_preset_reaches_its_target(tmp_path: Path, preset: str, seed: int) -> None:
+    if preset not in TARGETS:
+        pytest.fail(f"preset {preset!r} has no target in TARGETS")
+    metric, threshold = TARGETS[preset]
+    env, algo = split(preset)
+    cfg = compose_config(f"env={env}", f"algo={algo}", f"seed={seed}", "progress_bar=false")
+    final = train(cfg, tmp_path, {"env": env, "algo": algo})
+    score = final[metric]
+    curve = (tmp_path / "eval.csv").read_text()
+    assert score is not None and score >= threshold, (
+        f"{preset} seed {seed}: final {metric} {score} < {threshold} after {cfg.total_timesteps} steps\n{curve}"
+    )
