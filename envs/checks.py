@@ -82,7 +82,5 @@ def discrete_action(action: Any, names: Sequence[str]) -> int:
     index = int(action) if is_integer else -1
     if not 0 <= index < len(names):
         labels = ", ".join(f"{i}: {name}" for i, name in enumerate(names))
-        raise ValueError(
-            f"invalid action {action!r}: expected an integer in [0, {len(names) - 1}] ({labels})"
-        )
+        raise ValueError(f"invalid action {action!r}: expected an integer in [0, {len(names) - 1}] ({labels})")
     return index

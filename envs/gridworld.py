@@ -139,9 +139,7 @@ class GridWorldEnv(gym.Env[dict[str, Any], np.int64]):
         tx, ty = self._target.tolist()
         rows = []
         for y in range(self.size - 1, -1, -1):
-            row = [
-                "A" if (x, y) == self._agent else "T" if (x, y) == (tx, ty) else "." for x in range(self.size)
-            ]
+            row = ["A" if (x, y) == self._agent else "T" if (x, y) == (tx, ty) else "." for x in range(self.size)]
             rows.append(" ".join(row))
         return "\n".join(rows) + "\n"
 

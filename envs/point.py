@@ -136,14 +136,10 @@ class PointEnv(gym.Env[npt.NDArray[np.float32], npt.NDArray[np.float32]]):
         return rendering.render(self.render_mode, self._draw_rgb, self._draw_text, self._window)
 
     def _draw_rgb(self) -> rendering.Frame:
-        return rendering.plane_frame(
-            -self.arena, self.arena, (self._x, self._y), (0.0, 0.0), self.goal_tolerance
-        )
+        return rendering.plane_frame(-self.arena, self.arena, (self._x, self._y), (0.0, 0.0), self.goal_tolerance)
 
     def _draw_text(self) -> str:
-        return rendering.plane_text(
-            -self.arena, self.arena, (self._x, self._y), (0.0, 0.0), self.goal_tolerance
-        )
+        return rendering.plane_text(-self.arena, self.arena, (self._x, self._y), (0.0, 0.0), self.goal_tolerance)
 
     def close(self) -> None:
         """Close the ``human`` window, if one is open."""

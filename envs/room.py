@@ -85,13 +85,10 @@ class RoomToyEnv(gym.Env[npt.NDArray[np.float32], np.int64]):
         if not all(0.0 <= g <= self.size for g in self.goal):
             raise ValueError(f"goal must lie inside the room [0, {self.size}]^2, got {goal!r}")
         self.goal_radius = checks.positive_number("goal_radius", goal_radius)
-        farthest = math.hypot(
-            max(self.goal[0], self.size - self.goal[0]), max(self.goal[1], self.size - self.goal[1])
-        )
+        farthest = math.hypot(max(self.goal[0], self.size - self.goal[0]), max(self.goal[1], self.size - self.goal[1]))
         if self.goal_radius >= farthest:
             raise ValueError(
-                f"goal_radius must leave part of the room outside the goal (< {farthest:.3f}), "
-                f"got {goal_radius!r}"
+                f"goal_radius must leave part of the room outside the goal (< {farthest:.3f}), got {goal_radius!r}"
             )
         self.step_size = checks.positive_number("step_size", step_size)
         self.noise_std = checks.non_negative_number("noise_std", noise_std)
@@ -149,9 +146,7 @@ class RoomToyEnv(gym.Env[npt.NDArray[np.float32], np.int64]):
             self.render()
         return self._get_obs(), self._get_info()
 
-    def step(
-        self, action: int | np.integer
-    ) -> tuple[npt.NDArray[np.float32], float, bool, bool, dict[str, Any]]:
+    def step(self, action: int | np.integer) -> tuple[npt.NDArray[np.float32], float, bool, bool, dict[str, Any]]:
         """Move one noisy step (clipped to the room); reward minus the distance to the goal."""
         dx, dy = self._moves[checks.discrete_action(action, ACTION_NAMES)]
         nx, ny = self.np_random.normal(0.0, self.noise_std, size=2).tolist()

@@ -39,9 +39,7 @@ class RelativePosition(
         space = env.observation_space
         agent = space.spaces.get("agent") if isinstance(space, spaces.Dict) else None
         target = space.spaces.get("target") if isinstance(space, spaces.Dict) else None
-        if not (
-            isinstance(agent, spaces.Box) and isinstance(target, spaces.Box) and agent.shape == target.shape
-        ):
+        if not (isinstance(agent, spaces.Box) and isinstance(target, spaces.Box) and agent.shape == target.shape):
             raise ValueError(
                 "RelativePosition needs a Dict observation space with 'agent' and 'target' keys, two Boxes "
                 f"of the same shape (like rlrun/GridWorld-v0), got {space}"
@@ -72,12 +70,7 @@ class ScaleReward(gym.RewardWrapper[Any, Any], gym.utils.RecordConstructorArgs):
 
     def __init__(self, env: gym.Env[Any, Any], scale: float) -> None:
         """Check that ``scale`` is a finite, non-zero number."""
-        if (
-            isinstance(scale, bool | np.bool_)
-            or not isinstance(scale, Real)
-            or not math.isfinite(scale)
-            or scale == 0
-        ):
+        if isinstance(scale, bool | np.bool_) or not isinstance(scale, Real) or not math.isfinite(scale) or scale == 0:
             raise ValueError(f"scale must be a finite, non-zero number, got {scale!r}")
         gym.utils.RecordConstructorArgs.__init__(self, scale=scale)
         gym.RewardWrapper.__init__(self, env)

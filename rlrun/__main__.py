@@ -128,8 +128,7 @@ def _resume_overrides(args: list[str]) -> list[str]:
     refused = [a for a in args if "=" in a and a.split("=", 1)[0].lstrip("+~") not in COSMETIC_KEYS]
     if refused:
         raise UserError(
-            "resume= continues a run with its own config.yaml; refusing overrides that change it: "
-            + " ".join(refused),
+            "resume= continues a run with its own config.yaml; refusing overrides that change it: " + " ".join(refused),
             "drop them (only progress_bar= may change), or start a new run with them",
         )
     record_path = run_dir / "run.json"

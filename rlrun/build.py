@@ -109,9 +109,7 @@ def make_env(cfg: DictConfig, render_mode: str | None = None) -> gym.Env:
     return apply_wrappers(Monitor(env), make_wrappers(cfg.wrappers))
 
 
-def make_vec(
-    cfg: DictConfig, n_envs: int, seed: int, vec_env: str = "dummy", render_mode: str | None = None
-) -> VecEnv:
+def make_vec(cfg: DictConfig, n_envs: int, seed: int, vec_env: str = "dummy", render_mode: str | None = None) -> VecEnv:
     """``n_envs`` copies seeded ``seed + i``, vectorised (SB3's ``make_vec_env`` seeds and monitors)."""
     env_cfg = cfg.env
     kwargs = OmegaConf.to_container(env_cfg.kwargs, resolve=True)
@@ -139,9 +137,7 @@ def make_train_env(cfg: DictConfig, normalizer: Path | None = None) -> VecEnv:
     if normalizer is not None:
         return VecNormalize.load(str(normalizer), venv)
     if norm.obs or norm.reward:
-        venv = VecNormalize(
-            venv, norm_obs=norm.obs, norm_reward=norm.reward, gamma=cfg.algo.get("gamma", 0.99)
-        )
+        venv = VecNormalize(venv, norm_obs=norm.obs, norm_reward=norm.reward, gamma=cfg.algo.get("gamma", 0.99))
     return venv
 
 

@@ -168,9 +168,7 @@ def goal_rewards(cfg: DictConfig, steps: int) -> Result:
             return Result(name, SKIP, "not a goal env (Dict observation with goals, and compute_reward)")
         trajectory = _trajectory(env, _actions(env.action_space, n, cfg.seed), cfg.seed)
         moves = [step for step in trajectory if step[0].startswith("step")]  # the resets hold no reward
-        achieved, desired = (
-            np.stack([m[1][key] for m in moves]) for key in ("achieved_goal", "desired_goal")
-        )
+        achieved, desired = (np.stack([m[1][key] for m in moves]) for key in ("achieved_goal", "desired_goal"))
         rewards, infos = np.array([m[2] for m in moves], float), np.array([m[5] for m in moves], object)
         try:
             batch = np.asarray(env.get_wrapper_attr("compute_reward")(achieved, desired, infos), dtype=float)
@@ -266,9 +264,7 @@ def run_checks(cfg: DictConfig, with_algo: bool) -> list[Result]:
 
 
 def _wrap(text: str, indent: int, more: int) -> str:
-    return textwrap.fill(
-        text, WIDTH, initial_indent=" " * indent, subsequent_indent=" " * more, break_on_hyphens=False
-    )
+    return textwrap.fill(text, WIDTH, initial_indent=" " * indent, subsequent_indent=" " * more, break_on_hyphens=False)
 
 
 def report(results: list[Result]) -> str:

@@ -101,9 +101,7 @@ def _space(space: gym.Space) -> str:
     return re.sub(r"\[\s+", "[", re.sub(r"\s+", " ", str(space)))
 
 
-def describe(
-    spec: EnvSpec, configs: dict[str, str], algos: dict[str, tuple[type[BaseAlgorithm], bool]]
-) -> EnvInfo:
+def describe(spec: EnvSpec, configs: dict[str, str], algos: dict[str, tuple[type[BaseAlgorithm], bool]]) -> EnvInfo:
     """Make the env once (no env checker, warnings off) and describe it; never raises for a broken env."""
     info = EnvInfo(
         id=spec.id, entry_point=_entry_point(spec), config=configs.get(spec.id, f"gym env.id={spec.id}"),
@@ -171,9 +169,7 @@ def main(argv: list[str] | None = None) -> None:
     with report_user_errors("rlrun-envs"):
         infos = list_envs(all_envs=args.all)
     text = (
-        json.dumps([asdict(info) for info in infos], indent=2)
-        if args.json
-        else "\n\n".join(map(format_block, infos))
+        json.dumps([asdict(info) for info in infos], indent=2) if args.json else "\n\n".join(map(format_block, infos))
     )
     try:
         print(text)

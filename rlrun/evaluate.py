@@ -36,13 +36,9 @@ def _find_model(run_dir: Path, snapshot: str) -> tuple[Path, Path | None]:
         chosen = folder / snapshots.snapshot_name(int(snapshot))
         if not snapshots.is_complete(chosen):
             steps = [
-                snapshots.manifest(s)["step"]
-                for s in snapshots.list_snapshots(folder)
-                if snapshots.is_complete(s)
+                snapshots.manifest(s)["step"] for s in snapshots.list_snapshots(folder) if snapshots.is_complete(s)
             ]
-            raise UserError(
-                f"{run_dir} has no complete snapshot at step {snapshot}", f"choose one of: {steps}"
-            )
+            raise UserError(f"{run_dir} has no complete snapshot at step {snapshot}", f"choose one of: {steps}")
     else:
         raise UserError(f"--snapshot {snapshot} is not one of {CHOICES}", "e.g. --snapshot final")
     if chosen is None:
@@ -55,9 +51,7 @@ def _find_model(run_dir: Path, snapshot: str) -> tuple[Path, Path | None]:
 
 def _run_config(run_dir: Path) -> DictConfig:
     if not (run_dir / "config.yaml").is_file():
-        raise UserError(
-            f"{run_dir} is not a run folder (no config.yaml)", "give a folder under outputs/runs/"
-        )
+        raise UserError(f"{run_dir} is not a run folder (no config.yaml)", "give a folder under outputs/runs/")
     cfg = OmegaConf.load(run_dir / "config.yaml")
     assert isinstance(cfg, DictConfig)
     return cfg
@@ -87,9 +81,7 @@ def _writer(path: Path, fps: int) -> Any:
         try:
             import imageio_ffmpeg  # noqa: F401
         except ImportError:
-            raise UserError(
-                "--video *.mp4 needs ffmpeg", "pip install imageio-ffmpeg, or write a .gif"
-            ) from None
+            raise UserError("--video *.mp4 needs ffmpeg", "pip install imageio-ffmpeg, or write a .gif") from None
         return imageio.get_writer(path, fps=fps)
     return imageio.get_writer(path, mode="I", duration=1000 / fps, loop=0)
 
@@ -124,15 +116,11 @@ def main(argv: list[str] | None = None) -> None:
     """``rlrun-eval RUN_DIR [--snapshot S] [--episodes N] [--render ansi] [--video FILE] [--seed S]``."""
     parser = argparse.ArgumentParser(prog="rlrun-eval", description="Evaluate, render or record a saved run.")
     parser.add_argument("run_dir", type=Path, help="a run folder (outputs/runs/<env>-<algo>/<stamp>)")
-    parser.add_argument(
-        "--snapshot", default="final", help=f"{CHOICES} (default: final, else the newest snapshot)"
-    )
+    parser.add_argument("--snapshot", default="final", help=f"{CHOICES} (default: final, else the newest snapshot)")
     parser.add_argument("--episodes", type=int, default=10, help="evaluation episodes (default: 10)")
     parser.add_argument("--render", choices=["ansi"], help="print each step's ANSI frame")
     parser.add_argument("--video", type=Path, help="record rgb_array frames to FILE.gif or FILE.mp4")
-    parser.add_argument(
-        "--seed", type=int, help="seed of the evaluation env (default: the run's eval stream)"
-    )
+    parser.add_argument("--seed", type=int, help="seed of the evaluation env (default: the run's eval stream)")
     args = parser.parse_args(argv)
     with report_user_errors("rlrun-eval"):
         if args.episodes < 1:

@@ -127,7 +127,5 @@ class EvalCallback(BaseCallback):
         success = "" if result.success_rate is None else repr(result.success_rate)
         wall = self.wall()
         with open(self.csv_path, "a") as f:
-            f.write(
-                f"{self.num_timesteps},{result.mean_return!r},{result.std_return!r},{success},{wall:.3f}\n"
-            )
+            f.write(f"{self.num_timesteps},{result.mean_return!r},{result.std_return!r},{success},{wall:.3f}\n")
         return result

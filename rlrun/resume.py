@@ -33,9 +33,7 @@ def _vec_state(venv: VecEnv) -> dict[str, Any] | None:
     return dict(base.__dict__) if isinstance(base, DummyVecEnv) else None
 
 
-def capture(
-    model: BaseAlgorithm, train_env: VecEnv, eval_env: VecEnv, evaluator: EvalCallback
-) -> dict[str, Any]:
+def capture(model: BaseAlgorithm, train_env: VecEnv, eval_env: VecEnv, evaluator: EvalCallback) -> dict[str, Any]:
     """Everything beyond ``model.save`` that the continuation depends on."""
     normalizer = model.get_vec_normalize_env()
     logger = model.logger

@@ -77,9 +77,7 @@ def save_snapshot(
     files = sorted(p for p in tmp.iterdir() if p.is_file())
     for path in files:
         _fsync(path)
-    _write_manifest(
-        tmp, {"step": model.num_timesteps, "score": score, "files": {p.name: _sha256(p) for p in files}}
-    )
+    _write_manifest(tmp, {"step": model.num_timesteps, "score": score, "files": {p.name: _sha256(p) for p in files}})
     if final.exists():  # the same step written again by a resumed run: the new one replaces it
         shutil.rmtree(final)
     os.rename(tmp, final)
@@ -187,8 +185,6 @@ class SnapshotCallback(BaseCallback):
 
     def snapshot(self) -> Path:
         """Write a snapshot now and apply the retention rules."""
-        path = save_snapshot(
-            self.model, self.folder, self.state(), self.replay_buffer != "none", self.score()
-        )
+        path = save_snapshot(self.model, self.folder, self.state(), self.replay_buffer != "none", self.score())
         prune(self.folder, self.keep, self.replay_buffer)
         return path

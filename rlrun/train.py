@@ -65,9 +65,7 @@ def train(cfg: DictConfig, run_dir: str | Path, meta: dict[str, Any] | None = No
     return _run(cfg, run_dir, record, meta, snapshot=None)
 
 
-def resume(
-    run_dir: str | Path, progress_bar: str = "auto", meta: dict[str, Any] | None = None
-) -> dict[str, Any]:
+def resume(run_dir: str | Path, progress_bar: str = "auto", meta: dict[str, Any] | None = None) -> dict[str, Any]:
     """Continue the run in ``run_dir`` from its newest complete snapshot, with the run's own config."""
     run_dir, meta = Path(run_dir), meta or {}
     record_path = run_dir / "run.json"
@@ -157,9 +155,7 @@ def _run(
                 env.close()
 
 
-def _restore(
-    cfg: DictConfig, run_dir: Path, snapshot: Path, train_env: Any, eval_env: Any, evaluator: EvalCallback
-):
+def _restore(cfg: DictConfig, run_dir: Path, snapshot: Path, train_env: Any, eval_env: Any, evaluator: EvalCallback):
     """Load the snapshot's model, buffer and state; rewind the logs to its step."""
     model = build.load_model(cfg, snapshot / "model.zip", train_env)
     step = model.num_timesteps

@@ -69,9 +69,7 @@ def range_problems(cfg: DictConfig) -> list[Problem]:
     """Values of the right type but outside what the key allows."""
     problems: list[Problem] = []
     if OmegaConf.is_missing(cfg.env, "id"):
-        problems.append(
-            ("env.id is not set", "give the Gymnasium id: env=gym env.id=Acrobot-v1 (or mypkg:MyEnv-v0)")
-        )
+        problems.append(("env.id is not set", "give the Gymnasium id: env=gym env.id=Acrobot-v1 (or mypkg:MyEnv-v0)"))
     for key in POSITIVE:
         value = OmegaConf.select(cfg, key)
         if value < 1:
@@ -80,15 +78,11 @@ def range_problems(cfg: DictConfig) -> list[Problem]:
         problems.append((f"seed={cfg.seed} must be >= 0", "use a non-negative seed, e.g. seed=0"))
     max_steps = cfg.env.max_episode_steps
     if max_steps is not None and max_steps < 1:
-        problems.append(
-            (f"env.max_episode_steps={max_steps} must be positive", "set it to 1 or more, or null")
-        )
+        problems.append((f"env.max_episode_steps={max_steps} must be positive", "set it to 1 or more, or null"))
     for key, allowed in CHOICES.items():
         value = str(OmegaConf.select(cfg, key)).lower()
         if value not in allowed and not (key == "device" and value.startswith("cuda:")):
-            problems.append(
-                (f"{key}={value} is not one of {', '.join(allowed)}", f"set {key} to one of those")
-            )
+            problems.append((f"{key}={value} is not one of {', '.join(allowed)}", f"set {key} to one of those"))
     return problems
 
 
@@ -165,9 +159,7 @@ def is_goal_env(env: gym.Env) -> bool:
     )
 
 
-def fit_problems(
-    cfg: DictConfig, env: gym.Env, algo_cls: type[BaseAlgorithm], uses_her: bool
-) -> list[Problem]:
+def fit_problems(cfg: DictConfig, env: gym.Env, algo_cls: type[BaseAlgorithm], uses_her: bool) -> list[Problem]:
     """Whether the algorithm fits the env's spaces after the wrappers, and rollout arithmetic."""
     env_id = cfg.env.id
     name = algo_cls.__name__
@@ -175,9 +167,7 @@ def fit_problems(
     allowed = next((v for cls, v in ACTION_SPACES.items() if issubclass(algo_cls, cls)), None)
     problems: list[Problem] = []
     if allowed is not None and not isinstance(action_space, allowed):
-        fits = [
-            cls.__name__.lower() for cls, kinds in ACTION_SPACES.items() if isinstance(action_space, kinds)
-        ]
+        fits = [cls.__name__.lower() for cls, kinds in ACTION_SPACES.items() if isinstance(action_space, kinds)]
         needs = " or ".join(kind.__name__ for kind in allowed)
         problems.append(
             (
@@ -215,9 +205,7 @@ def fit_problems(
         rollout = cfg.algo.n_steps * cfg.env.n_envs
         batch = cfg.algo.get("batch_size")
         if rollout < 2:
-            problems.append(
-                (f"{name} rollout n_steps * env.n_envs = {rollout} is too small", "raise algo.n_steps")
-            )
+            problems.append((f"{name} rollout n_steps * env.n_envs = {rollout} is too small", "raise algo.n_steps"))
         elif batch is not None and batch > rollout:
             problems.append(
                 (

@@ -14,9 +14,7 @@ def test_positive_number_accepts_numbers(value: Any) -> None:
     assert isinstance(checks.positive_number("x", value), float)
 
 
-@pytest.mark.parametrize(
-    "value", [0, -1.0, float("nan"), float("inf"), "1", None, True, np.bool_(True), [1.0]]
-)
+@pytest.mark.parametrize("value", [0, -1.0, float("nan"), float("inf"), "1", None, True, np.bool_(True), [1.0]])
 def test_positive_number_rejects_the_rest(value: Any) -> None:
     with pytest.raises(ValueError, match=r"^x must be a finite number"):
         checks.positive_number("x", value)
@@ -56,7 +54,5 @@ def test_discrete_action(action: Any, expected: int) -> None:
 
 
 def test_discrete_action_error_lists_the_actions() -> None:
-    with pytest.raises(
-        ValueError, match=r"^invalid action 5: expected an integer in \[0, 1\] \(0: stay, 1: go\)$"
-    ):
+    with pytest.raises(ValueError, match=r"^invalid action 5: expected an integer in \[0, 1\] \(0: stay, 1: go\)$"):
         checks.discrete_action(5, ("stay", "go"))

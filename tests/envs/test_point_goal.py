@@ -123,9 +123,7 @@ def test_works_with_sb3_her_replay_buffer() -> None:
     from stable_baselines3.her import HerReplayBuffer
 
     vec_env = DummyVecEnv([lambda: gym.make("rlrun/PointGoal-v0")])
-    buffer = HerReplayBuffer(
-        200, vec_env.observation_space, vec_env.action_space, env=vec_env, n_sampled_goal=4
-    )
+    buffer = HerReplayBuffer(200, vec_env.observation_space, vec_env.action_space, env=vec_env, n_sampled_goal=4)
     obs = vec_env.reset()
     vec_env.action_space.seed(0)
     for _ in range(120):

@@ -140,7 +140,5 @@ def test_entering_the_goal_terminates_with_success() -> None:
 def test_invalid_actions_raise(action: Any) -> None:
     env = RoomToyEnv()
     env.reset(seed=0)
-    with pytest.raises(
-        ValueError, match=r"invalid action .*\[0, 3\] \(0: north, 1: south, 2: west, 3: east\)"
-    ):
+    with pytest.raises(ValueError, match=r"invalid action .*\[0, 3\] \(0: north, 1: south, 2: west, 3: east\)"):
         env.step(action)

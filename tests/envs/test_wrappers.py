@@ -28,9 +28,7 @@ def grid_obs(agent: list[int], target: list[int]) -> dict[str, np.ndarray]:
         ([2, 2], [2, 2], [0, 0]),
     ],
 )
-def test_relative_position_known_observations(
-    agent: list[int], target: list[int], expected: list[int]
-) -> None:
+def test_relative_position_known_observations(agent: list[int], target: list[int], expected: list[int]) -> None:
     env = RelativePosition(gym.make("rlrun/GridWorld-v0"))
     result = env.observation(grid_obs(agent, target))
     assert result.dtype == np.int64 and result.tolist() == expected
@@ -107,7 +105,5 @@ def test_scale_reward_scales_exactly(scale: float) -> None:
 
 @pytest.mark.parametrize("scale", [0, 0.0, float("nan"), float("inf"), -float("inf"), "1", None, True])
 def test_scale_reward_rejects_bad_scales(scale: Any) -> None:
-    with pytest.raises(
-        ValueError, match=rf"^scale must be a finite, non-zero number, got {re.escape(repr(scale))}"
-    ):
+    with pytest.raises(ValueError, match=rf"^scale must be a finite, non-zero number, got {re.escape(repr(scale))}"):
         ScaleReward(gym.make("rlrun/GridWorld-v0"), scale=scale)

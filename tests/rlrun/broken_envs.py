@@ -27,9 +27,7 @@ class Walk(gym.Env[np.ndarray, np.int64]):
         self.render_mode = render_mode
         self.position, self.steps = 0.0, 0
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.ndarray, dict]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
         self.position, self.steps = float(self._start()), 0
         return self._obs(), {}

@@ -65,10 +65,7 @@ def test_every_bundled_env_passes_the_env_checks(env: str) -> None:
 def test_without_pygame_the_render_check_is_skipped_with_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pygame", None)  # `import pygame` raises ImportError
     results = check.run_checks(compose_check("env=gridworld", "steps=50"), with_algo=False)
-    assert (
-        results[0].status == check.PASS
-        and "render check skipped: pygame is not installed" in results[0].detail
-    )
+    assert results[0].status == check.PASS and "render check skipped: pygame is not installed" in results[0].detail
 
 
 @pytest.mark.parametrize(("env", "algo"), PAIRS, ids=[f"{env}-{algo}" for env, algo in PAIRS])
@@ -104,10 +101,7 @@ def test_hyperparameter_warnings_do_not_fail() -> None:
     cfg = compose_check("env=cartpole", "algo=ppo", "algo.batch_size=100", "eval.every=200000")
     hyper = check.algo_checks(cfg, build.make_env(cfg))[-1]
     assert (hyper.status, hyper.detail) == (check.PASS, "2 warning(s)")
-    assert (
-        "not a multiple of algo.batch_size=100" in hyper.notes[0]
-        and "no periodic evaluation" in hyper.notes[2]
-    )
+    assert "not a multiple of algo.batch_size=100" in hyper.notes[0] and "no periodic evaluation" in hyper.notes[2]
 
 
 @pytest.mark.parametrize(
@@ -139,9 +133,7 @@ def test_sim_prints_each_step(capsys: pytest.CaptureFixture[str]) -> None:
     lines = capsys.readouterr().out.splitlines()
     steps = [line for line in lines if line.startswith("step ")]
     assert [line.split()[1] for line in steps] == ["1", "2", "3", "4", "5"]
-    assert all(
-        re.search(r"action=\[.*\]  reward=\S+  terminated=False  truncated=False", line) for line in steps
-    )
+    assert all(re.search(r"action=\[.*\]  reward=\S+  terminated=False  truncated=False", line) for line in steps)
     assert lines[0] == "reset(seed=0)" and lines[1].startswith("  observation [")
 
 
@@ -220,9 +212,7 @@ def test_user_mistakes_stop_before_any_check(overrides: list[str], message: str)
 def test_user_mistakes_exit_2(tmp_path: Path) -> None:
     result = run(["env=gym", "env.id=NoSuchEnv-v0"], tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
-    assert (
-        "rlrun-check: error: cannot make env.id='NoSuchEnv-v0'" in result.stderr and "fix:" in result.stderr
-    )
+    assert "rlrun-check: error: cannot make env.id='NoSuchEnv-v0'" in result.stderr and "fix:" in result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""
 
 

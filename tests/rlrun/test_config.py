@@ -33,9 +33,7 @@ WRAPPER_ENVS = {
 
 
 def test_every_group_has_its_options() -> None:
-    assert {"pointenv", "gridworld", "pointgoal", "roomtoy", "cartpole", "pendulum", "gym"} <= set(
-        options("env")
-    )
+    assert {"pointenv", "gridworld", "pointgoal", "roomtoy", "cartpole", "pendulum", "gym"} <= set(options("env"))
     assert {"ppo", "sac", "her", "dqn", "td3", "a2c"} <= set(options("algo"))
     assert set(WRAPPER_ENVS) == set(options("wrappers"))
 

@@ -120,9 +120,7 @@ def test_unavailable_reason_names_the_install(error: Exception, reason: str) -> 
     assert listing.unavailable_reason(error) == reason
 
 
-def test_human_listing_fits_100_columns(
-    capsys: pytest.CaptureFixture[str], env_missing_a_dependency: str
-) -> None:
+def test_human_listing_fits_100_columns(capsys: pytest.CaptureFixture[str], env_missing_a_dependency: str) -> None:
     listing.main(["--all"])
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) <= 100
@@ -142,9 +140,7 @@ def test_json_parses(capsys: pytest.CaptureFixture[str]) -> None:
 def test_console_script(tmp_path: Path) -> None:
     script = shutil.which("rlrun-envs", path=str(Path(sys.executable).parent))
     assert script is not None, "the rlrun-envs console script is not installed"
-    result = subprocess.run(
-        [script, "--all", "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=120
-    )
+    result = subprocess.run([script, "--all", "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     rows = by_id([listing.EnvInfo(**row) for row in json.loads(result.stdout)])
     assert rows["CartPole-v1"].config == "cartpole" and set(rows) >= RLRUN_IDS

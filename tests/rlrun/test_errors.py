@@ -51,9 +51,7 @@ def rlrun(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize(("args", "status", "message"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_mistake_gets_a_message_and_leaves_nothing(
-    tmp_path: Path, args: list[str], status: int, message: str
-) -> None:
+def test_mistake_gets_a_message_and_leaves_nothing(tmp_path: Path, args: list[str], status: int, message: str) -> None:
     result = rlrun(args, tmp_path)
     assert result.returncode == status, result.stderr
     assert message in result.stderr
@@ -79,7 +77,5 @@ def test_new_run_at_an_existing_run_folder_is_refused_untouched(tmp_path: Path) 
     train(shrink(compose_config("env=gridworld", "algo=ppo"), 256), run_dir)
     before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
     result = rlrun([f"hydra.run.dir={run_dir}", "total_timesteps=256"], tmp_path)
-    assert (
-        result.returncode == RLRUN and "already holds a run" in result.stderr and "resume=" in result.stderr
-    )
+    assert result.returncode == RLRUN and "already holds a run" in result.stderr and "resume=" in result.stderr
     assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before

@@ -112,7 +112,5 @@ def test_mistakes_are_clear(finished_run: Path, tmp_path: Path, args: list[str],
 def test_best_is_the_snapshot_with_the_highest_score(finished_run: Path) -> None:
     folder = finished_run / "snapshots"
     scores = {s: snapshots.manifest(s)["score"] for s in snapshots.list_snapshots(folder)}
-    scored = {
-        s: score for s, score in scores.items() if score is not None
-    }  # None: taken before any evaluation
+    scored = {s: score for s, score in scores.items() if score is not None}  # None: taken before any evaluation
     assert scored and snapshots.best(folder) == max(scored, key=lambda s: scored[s])

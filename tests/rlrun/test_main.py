@@ -80,9 +80,7 @@ def test_incompatible_pair_is_one_clear_message(tmp_path: Path, overrides: list[
     assert result.returncode == 2
     assert message in result.stderr and "fix:" in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
-    assert not (tmp_path / "outputs" / "runs").exists() or not any(
-        (tmp_path / "outputs" / "runs").rglob("*.json")
-    )
+    assert not (tmp_path / "outputs" / "runs").exists() or not any((tmp_path / "outputs" / "runs").rglob("*.json"))
 
 
 def test_hydra_tools_work(tmp_path: Path) -> None:
@@ -138,9 +136,7 @@ def test_users_own_config_files(tmp_path: Path, how: str) -> None:
     (tmp_path / "myconf" / "algo").mkdir(parents=True)
     (tmp_path / "myconf" / "algo" / "her_td3.yaml").write_text(HER_TD3)
     where = (
-        ["--config-dir", "myconf"]
-        if how == "--config-dir"
-        else [f"hydra.searchpath=[file://{tmp_path / 'myconf'}]"]
+        ["--config-dir", "myconf"] if how == "--config-dir" else [f"hydra.searchpath=[file://{tmp_path / 'myconf'}]"]
     )
     tiny = [
         "total_timesteps=200",

@@ -24,9 +24,7 @@ class NaNAfter(gym.Env[np.ndarray, int]):
     def __init__(self, after: int = 305, bad_seed: int = 1) -> None:
         self.after, self.bad_seed, self.seed, self.steps = after, bad_seed, None, 0
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.ndarray, dict]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
         if seed is not None:
             self.seed = seed
@@ -49,9 +47,7 @@ def test_check_nan_names_step_and_env_copy_and_keeps_snapshots(tmp_path: Path) -
         2048,
     )
     cfg.snapshot.every = 64
-    with pytest.raises(
-        NonFiniteValue, match=r"found nan in observations returned by the env at step 610, env copy 1"
-    ):
+    with pytest.raises(NonFiniteValue, match=r"found nan in observations returned by the env at step 610, env copy 1"):
         train(cfg, tmp_path)
     record = json.loads((tmp_path / "run.json").read_text())
     assert record["status"] == "failed" and "env copy 1" in record["error"]

@@ -141,9 +141,7 @@ def test_sigkill_during_a_snapshot_write_resumes_from_the_previous_one(tmp_path:
     assert json.loads((run_dir / "run.json").read_text())["resumes"][0]["from_step"] == 256
 
 
-def test_damaged_newest_snapshot_falls_back_with_a_warning(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_damaged_newest_snapshot_falls_back_with_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with monkeypatch.context() as patch:
         crash_at(patch, int(STEPS * 0.6))
         with pytest.raises(Crash):
@@ -172,9 +170,7 @@ def test_all_snapshots_damaged_is_a_clear_error_that_touches_nothing(
 
 
 def cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rlrun", *args], cwd=cwd, capture_output=True, text=True, timeout=300
-    )
+    return subprocess.run([sys.executable, "-m", "rlrun", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
 @pytest.mark.parametrize(

@@ -34,9 +34,7 @@ def tb_tags(run_dir: Path) -> set[str]:
 
 
 @pytest.mark.parametrize(("env", "algo"), PAIRS, ids=[f"{e}-{a}" for e, a in PAIRS])
-def test_tiny_run_writes_the_run_directory_contract(
-    tiny_config: Tiny, tmp_path: Path, env: str, algo: str
-) -> None:
+def test_tiny_run_writes_the_run_directory_contract(tiny_config: Tiny, tmp_path: Path, env: str, algo: str) -> None:
     cfg = tiny_config(f"env={env}", f"algo={algo}")
     final = train(cfg, tmp_path, {"env": env, "algo": algo})
 
@@ -46,9 +44,7 @@ def test_tiny_run_writes_the_run_directory_contract(
     assert record["final"] == final and len(final["returns"]) == cfg.eval.final_episodes
     assert record["env"] == env and record["env_id"] == cfg.env.id and record["seed"] == cfg.seed
     assert len(record["config_hash"]) == 64 and record["versions"]["stable_baselines3"]
-    assert OmegaConf.load(tmp_path / "config.yaml") == OmegaConf.create(
-        OmegaConf.to_container(cfg, resolve=True)
-    )
+    assert OmegaConf.load(tmp_path / "config.yaml") == OmegaConf.create(OmegaConf.to_container(cfg, resolve=True))
 
     assert (tmp_path / "eval.csv").read_text().startswith(EVAL_CSV_HEADER)
     rows = read_eval(tmp_path)
@@ -116,9 +112,7 @@ def test_a_new_run_never_writes_over_another(tiny_config: Tiny, tmp_path: Path) 
     assert (tmp_path / "run.json").read_bytes() == before
 
 
-def test_failed_run_records_the_error(
-    tiny_config: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_failed_run_records_the_error(tiny_config: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from stable_baselines3 import PPO
 
     def explode(*_args: object, **_kwargs: object) -> None:

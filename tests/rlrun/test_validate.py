@@ -106,9 +106,7 @@ def test_wrapper_that_cannot_apply() -> None:
 
 def test_ppo_batch_larger_than_rollout() -> None:
     with pytest.raises(UserError, match="algo.batch_size=512 is larger than the rollout"):
-        preflight(
-            compose_config("env=cartpole", "algo=ppo", "~tuned", "algo.n_steps=64", "algo.batch_size=512")
-        )
+        preflight(compose_config("env=cartpole", "algo=ppo", "~tuned", "algo.n_steps=64", "algo.batch_size=512"))
 
 
 def test_dict_observation_with_mlp_policy() -> None:
