@@ -15,7 +15,7 @@ resolvers.register()
 def __getattr__(name: str):  # noqa: ANN202
     """``rlrun.load_run``, imported on first use (it pulls in SB3 and torch)."""
     if name == "load_run":
-        from rlrun.evaluate import load_run
+        from rlrun.eval_cli import load_run
 
         return load_run
     raise AttributeError(f"module 'rlrun' has no attribute {name!r}")

@@ -24,9 +24,9 @@ from omegaconf import DictConfig
 
 from rlrun import train as training
 from rlrun.errors import UserError, report_user_errors
+from rlrun.exact_resume import COSMETIC_KEYS, check_target
 from rlrun.interrupts import RunInterrupted
 from rlrun.nan import NonFiniteValue
-from rlrun.resume import COSMETIC_KEYS, check_target
 
 log = logging.getLogger("rlrun")
 

@@ -80,7 +80,7 @@ def evaluate(
     return EvalResult(list(map(float, returns)), list(map(int, lengths)), successes)  # type: ignore[arg-type]
 
 
-class EvalCallback(BaseCallback):
+class PeriodicEvaluation(BaseCallback):
     """Evaluate every ``every`` env steps on the eval env; log to TensorBoard and ``eval.csv``."""
 
     def __init__(self, eval_env: VecEnv, every: int, episodes: int, csv_path: Path) -> None:

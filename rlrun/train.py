@@ -25,9 +25,8 @@ from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import sync_envs_normalization
 from torch.utils.tensorboard import SummaryWriter
 
-from rlrun import build, snapshots, validate
-from rlrun import resume as resuming
-from rlrun.evaluation import EvalCallback, evaluate
+from rlrun import build, exact_resume, snapshots, validate
+from rlrun.evaluation import PeriodicEvaluation, evaluate
 from rlrun.interrupts import InterruptCallback, RunInterrupted
 from rlrun.record import RunRecord
 
@@ -70,7 +69,7 @@ def resume(run_dir: str | Path, progress_bar: str = "auto", meta: dict[str, Any]
     run_dir, meta = Path(run_dir), meta or {}
     record_path = run_dir / "run.json"
     data = json.loads(record_path.read_text()) if record_path.is_file() else None
-    snapshot = resuming.check_target(run_dir, data)
+    snapshot = exact_resume.check_target(run_dir, data)
     assert data is not None
     if snapshot is None:
         log.info("%s is already completed; nothing to do", run_dir)
@@ -102,7 +101,7 @@ def _run(
         stats = snapshot / "vecnormalize.pkl" if snapshot is not None else None
         train_env = build.make_train_env(cfg, stats if stats is not None and stats.exists() else None)
         eval_env = build.make_eval_env(cfg)
-        evaluator = EvalCallback(eval_env, cfg.eval.every, cfg.eval.episodes, run_dir / "eval.csv")
+        evaluator = PeriodicEvaluation(eval_env, cfg.eval.every, cfg.eval.episodes, run_dir / "eval.csv")
         if snapshot is None:
             model = build.make_model(cfg, train_env)
             model.set_logger(Logger(str(run_dir / "tb"), [_TensorBoard(str(run_dir / "tb"))]))
@@ -114,7 +113,7 @@ def _run(
             cfg.snapshot.every,
             cfg.snapshot.keep,
             cfg.snapshot.replay_buffer,
-            state=lambda: resuming.capture(model, train_env, eval_env, evaluator),
+            state=lambda: exact_resume.capture(model, train_env, eval_env, evaluator),
             score=lambda: evaluator.last_mean_return,
         )
         with interrupts.installed():
@@ -155,7 +154,9 @@ def _run(
                 env.close()
 
 
-def _restore(cfg: DictConfig, run_dir: Path, snapshot: Path, train_env: Any, eval_env: Any, evaluator: EvalCallback):
+def _restore(
+    cfg: DictConfig, run_dir: Path, snapshot: Path, train_env: Any, eval_env: Any, evaluator: PeriodicEvaluation
+):
     """Load the snapshot's model, buffer and state; rewind the logs to its step."""
     model = build.load_model(cfg, snapshot / "model.zip", train_env)
     step = model.num_timesteps
@@ -166,9 +167,9 @@ def _restore(cfg: DictConfig, run_dir: Path, snapshot: Path, train_env: Any, eva
         else:
             warnings.warn(f"{snapshot} holds no replay buffer; continuing with an empty one", stacklevel=2)
     model.set_logger(Logger(str(run_dir / "tb"), [_TensorBoard(str(run_dir / "tb"), purge_step=step + 1)]))
-    if not resuming.restore(snapshots.load_state(snapshot), model, train_env, eval_env, evaluator):
+    if not exact_resume.restore(snapshots.load_state(snapshot), model, train_env, eval_env, evaluator):
         log.warning("subprocess envs were reset: the resumed run is correct but not bit-identical")
-    resuming.rewind_eval_csv(run_dir / "eval.csv", step)
+    exact_resume.rewind_eval_csv(run_dir / "eval.csv", step)
     return model
 
 

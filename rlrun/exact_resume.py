@@ -21,7 +21,7 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
 from rlrun.errors import UserError
-from rlrun.evaluation import EVAL_CSV_HEADER, EvalCallback
+from rlrun.evaluation import EVAL_CSV_HEADER, PeriodicEvaluation
 from rlrun.snapshots import list_snapshots, newest_complete
 
 # Overrides allowed with resume=: they change nothing that is trained.
@@ -33,7 +33,7 @@ def _vec_state(venv: VecEnv) -> dict[str, Any] | None:
     return dict(base.__dict__) if isinstance(base, DummyVecEnv) else None
 
 
-def capture(model: BaseAlgorithm, train_env: VecEnv, eval_env: VecEnv, evaluator: EvalCallback) -> dict[str, Any]:
+def capture(model: BaseAlgorithm, train_env: VecEnv, eval_env: VecEnv, evaluator: PeriodicEvaluation) -> dict[str, Any]:
     """Everything beyond ``model.save`` that the continuation depends on."""
     normalizer = model.get_vec_normalize_env()
     logger = model.logger
@@ -57,7 +57,7 @@ def capture(model: BaseAlgorithm, train_env: VecEnv, eval_env: VecEnv, evaluator
 
 
 def restore(
-    state: dict[str, Any], model: BaseAlgorithm, train_env: VecEnv, eval_env: VecEnv, evaluator: EvalCallback
+    state: dict[str, Any], model: BaseAlgorithm, train_env: VecEnv, eval_env: VecEnv, evaluator: PeriodicEvaluation
 ) -> bool:
     """Put captured state back after the model was loaded; returns whether the resume is exact."""
     exact = True

@@ -1,4 +1,4 @@
-"""``rlrun-envs`` (``python -m rlrun.envs``): which envs there are, their spaces, and what trains on them.
+"""``rlrun-envs`` (``python -m rlrun.env_listing``): which envs there are, their spaces, and what trains on them.
 
 For each registered env: its id, entry point, observation and action spaces, ``max_episode_steps``,
 ``reward_threshold``, whether it is a goal env, which of rlrun's algorithms (``conf/algo/*.yaml``) fit it,

@@ -13,7 +13,7 @@ import gymnasium as gym
 import pytest
 from gymnasium.envs.registration import register
 
-from rlrun import envs as listing
+from rlrun import env_listing as listing
 
 RLRUN_IDS = {"rlrun/GridWorld-v0", "rlrun/PointEnv-v0", "rlrun/PointGoal-v0", "rlrun/RoomToy-v0"}
 MISSING_DEPENDENCY_ID = "rlrun_test/NeedsBox2D-v0"

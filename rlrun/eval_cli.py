@@ -1,4 +1,4 @@
-"""Evaluate, render or record any saved run: ``python -m rlrun.evaluate <run_dir>`` (``rlrun-eval``).
+"""Evaluate, render or record any saved run: ``python -m rlrun.eval_cli <run_dir>`` (``rlrun-eval``).
 
 :func:`load_run` is the notebook API: the model and a ready evaluation env built from the run's own
 ``config.yaml``, with its VecNormalize statistics.
