@@ -30,6 +30,7 @@ class EnvConfig:
     n_envs: int = 1
     vec_env: str = "dummy"
     max_episode_steps: int | None = None
+    vectorization: str = "gym"
     kwargs: dict[str, Any] = field(default_factory=dict)
     normalize: NormalizeConfig = field(default_factory=NormalizeConfig)
 
@@ -41,6 +42,7 @@ class EvalConfig:
     every: int = 10_000
     episodes: int = 10
     final_episodes: int = 50
+    n_envs: int = 8
 
 
 @dataclass
@@ -50,6 +52,22 @@ class SnapshotConfig:
     every: int = 10_000
     keep: int = 3
     replay_buffer: str = "latest"
+
+
+@dataclass
+class TuneConfig:
+    """Hyperparameter tuning with Optuna (``rlrun-tune``); the search space is the ``search_space`` group."""
+
+    trials: int = 20
+    seeds: int = 3
+    validate_seeds: int = 5
+    objective: str = "iqm"
+    pruner: str = "median"
+    sampler: str = "tpe"
+    study: str | None = None
+    storage: str | None = None
+    n_jobs: int = 1
+    report: bool = False
 
 
 @dataclass
@@ -69,6 +87,7 @@ class RunConfig:
     sweep: str | None = None
     eval: EvalConfig = field(default_factory=EvalConfig)
     snapshot: SnapshotConfig = field(default_factory=SnapshotConfig)
+    tune: TuneConfig = field(default_factory=TuneConfig)
 
 
 def register() -> None:
