@@ -24,8 +24,9 @@ from omegaconf import DictConfig
 
 from rlrun import train as training
 from rlrun.errors import UserError, report_user_errors
-from rlrun.exact_resume import COSMETIC_KEYS, check_target
+from rlrun.exact_resume import check_target
 from rlrun.interrupts import RunInterrupted
+from rlrun.keys import RESUME_OVERRIDES, override_key
 from rlrun.nan import NonFiniteValue
 
 log = logging.getLogger("rlrun")
@@ -125,7 +126,7 @@ def _resume_overrides(args: list[str]) -> list[str]:
     run_dir = Path(target)
     if not run_dir.is_dir():
         raise UserError(f"resume={target}: no such folder", "give the folder of a run under outputs/runs/")
-    refused = [a for a in args if "=" in a and a.split("=", 1)[0].lstrip("+~") not in COSMETIC_KEYS]
+    refused = [a for a in args if override_key(a) not in RESUME_OVERRIDES]
     if refused:
         raise UserError(
             "resume= continues a run with its own config.yaml; refusing overrides that change it: " + " ".join(refused),

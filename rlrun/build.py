@@ -142,13 +142,18 @@ def make_train_env(cfg: DictConfig, normalizer: Path | None = None) -> VecEnv:
 
 
 def make_eval_env(
-    cfg: DictConfig, render_mode: str | None = None, seed: int | None = None, normalizer: Path | None = None
+    cfg: DictConfig,
+    render_mode: str | None = None,
+    seed: int | None = None,
+    normalizer: Path | None = None,
+    n_envs: int = 1,
 ) -> VecEnv:
-    """One in-process copy on its own seed stream; normalised like training, statistics frozen.
+    """``n_envs`` in-process copies on their own seed stream (copy i: eval seed + i); normalised like
+    training, statistics frozen.
 
     ``normalizer``: saved VecNormalize statistics to evaluate with (a finished run or a snapshot).
     """
-    venv = make_vec(cfg, 1, eval_seed(cfg.seed) if seed is None else seed, render_mode=render_mode)
+    venv = make_vec(cfg, n_envs, eval_seed(cfg.seed) if seed is None else seed, render_mode=render_mode)
     norm = cfg.env.normalize
     if normalizer is not None:
         venv = VecNormalize.load(str(normalizer), venv)

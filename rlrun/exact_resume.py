@@ -24,9 +24,6 @@ from rlrun.errors import UserError
 from rlrun.evaluation import EVAL_CSV_HEADER, PeriodicEvaluation
 from rlrun.snapshots import list_snapshots, newest_complete
 
-# Overrides allowed with resume=: they change nothing that is trained.
-COSMETIC_KEYS = ("resume", "progress_bar")
-
 
 def _vec_state(venv: VecEnv) -> dict[str, Any] | None:
     base = venv.unwrapped

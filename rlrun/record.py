@@ -6,7 +6,6 @@ a reader never sees a half-written file.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
@@ -19,9 +18,8 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from rlrun.errors import UserError
+from rlrun.keys import config_hash
 
-# Keys that do not change what is trained, left out of config_hash (seed is reported on its own).
-UNHASHED_KEYS = ("seed", "progress_bar", "resume", "sweep")
 _PACKAGES = {
     "rlrun": "rlrun",
     "stable_baselines3": "stable-baselines3",
@@ -29,15 +27,6 @@ _PACKAGES = {
     "torch": "torch",
     "hydra": "hydra-core",
 }
-
-
-def config_hash(cfg: DictConfig) -> str:
-    """sha256 of the resolved config without the keys that do not change what is trained."""
-    container = OmegaConf.to_container(cfg, resolve=True)
-    assert isinstance(container, dict)
-    for key in UNHASHED_KEYS:
-        container.pop(key, None)
-    return hashlib.sha256(json.dumps(container, sort_keys=True).encode()).hexdigest()
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
