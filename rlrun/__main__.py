@@ -24,10 +24,11 @@ from omegaconf import DictConfig
 
 from rlrun import train as training
 from rlrun.errors import UserError, report_user_errors
-from rlrun.exact_resume import check_target
+from rlrun.exact_resume import load_target
 from rlrun.interrupts import RunInterrupted
 from rlrun.keys import RESUME_OVERRIDES, override_key
 from rlrun.nan import NonFiniteValue
+from rlrun.record import refuse_existing_run
 
 log = logging.getLogger("rlrun")
 
@@ -62,21 +63,42 @@ def _meta() -> dict[str, Any]:
     }
 
 
+# What a run folder named with hydra.run.dir held before Hydra ran: those files are the user's, never removed.
+_EXISTING: dict[Path, set[str]] = {}
+
+
+def _note_existing(args: list[str]) -> None:
+    """Remember what ``hydra.run.dir`` holds before Hydra writes there (the default folder is always new)."""
+    target = next((a.split("=", 1)[1] for a in args if a.startswith("hydra.run.dir=")), None)
+    if target and Path(target).is_dir():
+        _EXISTING[Path(target).resolve()] = {p.name for p in Path(target).iterdir()}
+
+
 def _remove_if_unused(run_dir: Path) -> None:
-    """Remove a run folder Hydra just made if the run never started (only Hydra's own files in it)."""
+    """Remove what Hydra just made for a run that never started: its ``.hydra/`` and log, and the folder
+    itself if Hydra created it. Nothing that existed before this process started is touched."""
     if (run_dir / "run.json").exists() or not run_dir.is_dir():
         return
-    if all(p.name == ".hydra" or p.suffix == ".log" for p in run_dir.iterdir()):
-        shutil.rmtree(run_dir)
+    existing = _EXISTING.get(run_dir.resolve())
+    created = [p for p in run_dir.iterdir() if existing is None or p.name not in existing]
+    if not all(p.name == ".hydra" or p.suffix == ".log" for p in created):
+        return  # something else was written: keep everything
+    for path in created:
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    if existing is None and not any(run_dir.iterdir()):
+        run_dir.rmdir()
 
 
-def _report(final: dict[str, Any], meta: dict[str, Any], seed: int, run_dir: Path) -> None:
+def _report(run_dir: Path) -> None:
+    """The final line of a run, from the run's own record (a resumed run reports its own env and algo)."""
+    record = json.loads((run_dir / "run.json").read_text())
+    final = record["final"]
     success = "" if final["success_rate"] is None else f", success rate {final['success_rate']:.2f}"
     log.info(
         "%s + %s, seed %d: mean return %.3f ± %.3f over %d episodes%s\nrun folder: %s",
-        meta["env"],
-        meta["algo"],
-        seed,
+        record["env"],
+        record["algo"],
+        record["seed"],
         final["mean_return"],
         final["std_return"],
         final["episodes"],
@@ -98,8 +120,8 @@ def _hydra_main(cfg: DictConfig) -> float:
                 run_dir = Path(os.path.relpath(HydraConfig.get().runtime.output_dir))
                 try:
                     final = training.train(cfg, run_dir, meta)
-                except UserError:
-                    _remove_if_unused(run_dir)
+                except BaseException:
+                    _remove_if_unused(run_dir)  # only when the run never started (no run.json)
                     raise
         except NonFiniteValue as error:
             print(
@@ -113,7 +135,7 @@ def _hydra_main(cfg: DictConfig) -> float:
                 file=sys.stderr,
             )
             sys.exit(stop.exit_status)
-    _report(final, meta, cfg.seed, run_dir)
+    _report(run_dir)
     return final["mean_return"]
 
 
@@ -132,10 +154,9 @@ def _resume_overrides(args: list[str]) -> list[str]:
             "resume= continues a run with its own config.yaml; refusing overrides that change it: " + " ".join(refused),
             "drop them (only progress_bar= may change), or start a new run with them",
         )
-    record_path = run_dir / "run.json"
-    record = json.loads(record_path.read_text()) if record_path.is_file() else None
-    if check_target(run_dir, record) is None:
-        final = record["final"] if record else None
+    record, snapshot = load_target(run_dir)
+    if snapshot is None:
+        final = record["final"]
         score = f" (mean return {final['mean_return']:.3f})" if final else ""
         print(f"{run_dir} is already completed{score}; nothing to do")
         sys.exit(0)
@@ -145,11 +166,8 @@ def _resume_overrides(args: list[str]) -> list[str]:
 def _refuse_existing_run_dir(args: list[str]) -> None:
     """A new run pointed at an existing run's folder: refuse before Hydra writes its record there."""
     target = next((a.split("=", 1)[1] for a in args if a.startswith("hydra.run.dir=")), None)
-    if target and not any(a.startswith("resume=") for a in args) and (Path(target) / "run.json").exists():
-        raise UserError(
-            f"hydra.run.dir={target} already holds a run; a new run never writes over another",
-            f"to continue it use resume={target}; for a new run leave hydra.run.dir at its default",
-        )
+    if target and not any(a.startswith("resume=") for a in args):
+        refuse_existing_run(Path(target))
 
 
 def main() -> None:
@@ -157,6 +175,7 @@ def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("-")]
     with report_user_errors():
         _refuse_existing_run_dir(args)
+        _note_existing(args)
         sys.argv.extend(_resume_overrides(args))
     _hydra_main()
 

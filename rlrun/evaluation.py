@@ -1,7 +1,10 @@
 """Evaluation episodes with the deterministic policy, and the periodic evaluation callback.
 
-Returns are the raw env's (``Monitor`` sits under the user's wrappers), so they compare across
-wrapper stacks. Periodic results go to TensorBoard (``eval/*``) and to ``eval.csv``.
+Evaluations run on all copies of the eval env at once (``eval.n_envs``; one batched forward pass
+per step), with the episodes shared out among the copies as SB3's ``evaluate_policy`` does, so
+results do not favour short episodes. Returns are the raw env's (``Monitor`` sits under the user's
+wrappers), so they compare across wrapper stacks. Periodic results go to TensorBoard (``eval/*``)
+and to ``eval.csv``.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import numpy as np
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.evaluation import evaluate_policy
-from stable_baselines3.common.vec_env import VecEnv, sync_envs_normalization
+from stable_baselines3.common.vec_env import VecEnv, unwrap_vec_normalize
 
 EVAL_CSV_HEADER = "timesteps,mean_return,std_return,success_rate,wall_s\n"
 
@@ -56,15 +59,20 @@ class EvalResult:
 def evaluate(
     model: BaseAlgorithm, env: VecEnv, episodes: int, on_step: Callable[[dict, dict], None] | None = None
 ) -> EvalResult:
-    """Run ``episodes`` episodes with the deterministic policy on ``env`` (one copy).
+    """Run ``episodes`` episodes with the deterministic policy on all copies of ``env`` at once.
 
-    ``on_step`` is called after every step (SB3's ``evaluate_policy`` callback), e.g. to render.
+    Copy i runs ``(episodes + i) // env.num_envs`` of them (SB3's ``evaluate_policy``); returns,
+    lengths and successes are listed in the order the episodes end. ``on_step`` is called after
+    every step of every copy still counting (SB3's ``evaluate_policy`` callback), e.g. to render.
     """
     successes: list[bool] = []
 
     def record_success(locals_: dict[str, Any], globals_: dict[str, Any]) -> None:
-        if locals_["done"] and "is_success" in locals_["info"]:
-            successes.append(bool(locals_["info"]["is_success"]))
+        info = locals_["info"]
+        # the episodes evaluate_policy counts: with Monitor, only the real ends (info["episode"])
+        counted = "episode" in info or not locals_["is_monitor_wrapped"]
+        if locals_["done"] and counted and "is_success" in info:
+            successes.append(bool(info["is_success"]))
         if on_step is not None:
             on_step(locals_, globals_)
 
@@ -78,6 +86,18 @@ def evaluate(
         warn=False,
     )
     return EvalResult(list(map(float, returns)), list(map(int, lengths)), successes)  # type: ignore[arg-type]
+
+
+def sync_normalization(train_env: VecEnv, eval_env: VecEnv) -> None:
+    """Give the eval env the training envs' current VecNormalize statistics.
+
+    Unlike SB3's ``sync_envs_normalization`` this does not need both stacks wrapped alike: the training
+    envs may carry wrappers the eval env has not (``check_nan``'s ``VecCheckNan``, a native VecEnv).
+    """
+    source, target = unwrap_vec_normalize(train_env), unwrap_vec_normalize(eval_env)
+    if source is not None and target is not None:
+        target.obs_rms = source.obs_rms.copy()
+        target.ret_rms = source.ret_rms.copy()
 
 
 class PeriodicEvaluation(BaseCallback):
@@ -115,7 +135,7 @@ class PeriodicEvaluation(BaseCallback):
 
     def run_evaluation(self) -> EvalResult:
         """Evaluate now, log the result and append it to ``eval.csv``."""
-        sync_envs_normalization(self.training_env, self.eval_env)
+        sync_normalization(self.training_env, self.eval_env)
         result = evaluate(self.model, self.eval_env, self.episodes)
         self.best_mean_return = max(self.best_mean_return, result.mean_return)
         self.last_mean_return = result.mean_return

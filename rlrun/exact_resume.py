@@ -10,6 +10,7 @@ reset envs, correctly but not bit-identically.
 from __future__ import annotations
 
 import csv
+import json
 import os
 import random
 from pathlib import Path
@@ -131,3 +132,18 @@ def check_target(run_dir: Path, record: dict[str, Any] | None) -> Path | None:
             "start the run again (snapshots are taken every snapshot.every steps)",
         )
     return snapshot
+
+
+def load_target(run_dir: Path) -> tuple[dict[str, Any], Path | None]:
+    """Read ``run.json`` of ``resume=<run_dir>`` and check it: the record and the snapshot to continue from
+    (None: the run is completed). The one place both the command line and :func:`rlrun.train.resume` use."""
+    record_path = run_dir / "run.json"
+    try:
+        record = json.loads(record_path.read_text()) if record_path.is_file() else None
+    except ValueError as error:
+        raise UserError(
+            f"resume={run_dir}: its run.json cannot be read ({error})", "restore run.json or start a new run"
+        ) from None
+    snapshot = check_target(run_dir, record)
+    assert record is not None  # check_target refuses a folder without a record
+    return record, snapshot

@@ -59,6 +59,15 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
+def refuse_existing_run(run_dir: Path) -> None:
+    """A new run never writes over another: refuse a folder that already holds a ``run.json``."""
+    if (run_dir / "run.json").exists():
+        raise UserError(
+            f"{run_dir} already holds a run; a new run never writes over another",
+            f"to continue it use resume={run_dir}; for a new run leave hydra.run.dir at its default",
+        )
+
+
 class RunRecord:
     """Writes ``config.yaml`` once and keeps ``run.json`` current as the run moves on."""
 
@@ -70,11 +79,7 @@ class RunRecord:
     def start(cls, run_dir: Path, cfg: DictConfig, meta: dict[str, Any], policy: str) -> RunRecord:
         """Create the record of a new run; refuses a folder that already holds a run."""
         run_dir.mkdir(parents=True, exist_ok=True)
-        if (run_dir / "run.json").exists():
-            raise UserError(
-                f"{run_dir} already holds a run; a new run never writes over another",
-                f"to continue it use resume={run_dir}; for a new run leave hydra.run.dir at its default",
-            )
+        refuse_existing_run(run_dir)
         (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
         record = cls(
             run_dir,

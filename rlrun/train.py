@@ -7,7 +7,6 @@ Hydra knows (``meta``), so tests call them without Hydra's runtime.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sys
@@ -22,11 +21,10 @@ from stable_baselines3.common.callbacks import CallbackList
 from stable_baselines3.common.logger import HParam, Logger, TensorBoardOutputFormat
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.utils import set_random_seed
-from stable_baselines3.common.vec_env import sync_envs_normalization
 from torch.utils.tensorboard import SummaryWriter
 
 from rlrun import build, exact_resume, snapshots, validate
-from rlrun.evaluation import PeriodicEvaluation, evaluate
+from rlrun.evaluation import PeriodicEvaluation, evaluate, sync_normalization
 from rlrun.interrupts import InterruptCallback, RunInterrupted
 from rlrun.record import RunRecord
 
@@ -67,10 +65,7 @@ def train(cfg: DictConfig, run_dir: str | Path, meta: dict[str, Any] | None = No
 def resume(run_dir: str | Path, progress_bar: str = "auto", meta: dict[str, Any] | None = None) -> dict[str, Any]:
     """Continue the run in ``run_dir`` from its newest complete snapshot, with the run's own config."""
     run_dir, meta = Path(run_dir), meta or {}
-    record_path = run_dir / "run.json"
-    data = json.loads(record_path.read_text()) if record_path.is_file() else None
-    snapshot = exact_resume.check_target(run_dir, data)
-    assert data is not None
+    data, snapshot = exact_resume.load_target(run_dir)
     if snapshot is None:
         log.info("%s is already completed; nothing to do", run_dir)
         return data["final"]
@@ -100,7 +95,7 @@ def _run(
     try:
         stats = snapshot / "vecnormalize.pkl" if snapshot is not None else None
         train_env = build.make_train_env(cfg, stats if stats is not None and stats.exists() else None)
-        eval_env = build.make_eval_env(cfg)
+        eval_env = build.make_eval_env(cfg, n_envs=cfg.eval.get("n_envs", 1))  # 1: runs from before the key
         evaluator = PeriodicEvaluation(eval_env, cfg.eval.every, cfg.eval.episodes, run_dir / "eval.csv")
         if snapshot is None:
             model = build.make_model(cfg, train_env)
@@ -128,7 +123,7 @@ def _run(
             snapshotter.snapshot()
             record.finish("interrupted", timesteps=model.num_timesteps, wall_s=round(wall, 3))
             raise RunInterrupted(interrupts.received, str(run_dir))
-        sync_envs_normalization(train_env, eval_env)  # the final statistics, not the last evaluation's
+        sync_normalization(train_env, eval_env)  # the final statistics, not the last evaluation's
         final = evaluate(model, eval_env, cfg.eval.final_episodes)
         _save_final(model, run_dir)
         _log_final(model.logger, cfg, final.summary(), model.num_timesteps)

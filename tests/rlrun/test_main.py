@@ -180,3 +180,57 @@ def test_users_own_env_from_their_own_module(tmp_path: Path) -> None:
     (run_dir,) = run_dirs(tmp_path)
     assert run_dir.parent.name == "gym-dqn"
     assert json.loads((run_dir / "run.json").read_text())["env_id"] == "mypkg:mypkg/Coin-v0"
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["env=gym", "env.id=NoSuch-v0"],
+        ["env=gridworld", "algo=sac"],
+        ["env=gridworld", "algo=ppo", "algo.n_steps=1"],
+    ],
+    ids=["unknown-env-id", "incompatible-pair", "bad-rollout"],
+)
+def test_a_users_folder_survives_every_error_path(tmp_path: Path, overrides: list[str]) -> None:
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "notes.log").write_text("my notes\n")
+    (folder / "older.log").write_text("older\n")
+    result = run([f"hydra.run.dir={folder}", *overrides], tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.log", "older.log"]  # Hydra's own files removed
+    assert (folder / "notes.log").read_text() == "my notes\n"
+
+
+def test_a_new_folder_is_removed_when_the_run_never_started(tmp_path: Path) -> None:
+    result = run(["hydra.run.dir=fresh", "env=gym", "env.id=NoSuch-v0"], tmp_path)
+    assert result.returncode == 2
+    assert not (tmp_path / "fresh").exists()
+
+
+def test_resumed_run_reports_its_own_identity(tmp_path: Path) -> None:
+    tiny_sac = ["total_timesteps=300", "eval.every=150", "eval.episodes=1", "eval.final_episodes=2"]
+    tiny_sac += ["snapshot.every=150", "algo.learning_starts=100", "algo.batch_size=16", "algo.buffer_size=1000"]
+    result = run(["env=pointenv", "algo=sac", "seed=3", *tiny_sac, "algo.policy_kwargs={net_arch:[16]}"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    (run_dir,) = run_dirs(tmp_path)
+    record = json.loads((run_dir / "run.json").read_text())
+    record.update(status="interrupted", final=None)  # as a run stopped after its snapshot at step 150 is
+    (run_dir / "run.json").write_text(json.dumps(record))
+    (run_dir / "model.zip").unlink()
+    resumed = run([f"resume={run_dir.relative_to(tmp_path)}"], tmp_path)  # the defaults are gridworld + ppo
+    assert resumed.returncode == 0, resumed.stderr
+    assert "pointenv + sac, seed 3: mean return" in resumed.stdout
+    assert "gridworld" not in resumed.stdout + resumed.stderr and "ppo" not in resumed.stdout + resumed.stderr
+
+
+@pytest.mark.parametrize("extra", ["~tuned", "algo.gamma=0.5", "+algo.foo=1", "eval.every=5"])
+def test_resume_refuses_overrides_that_change_the_run(tmp_path: Path, extra: str) -> None:
+    run_dir = tmp_path / "some-run"
+    run_dir.mkdir()
+    (run_dir / "run.json").write_text(json.dumps({"status": "interrupted"}))
+    result = run([f"resume={run_dir}", extra], tmp_path)
+    assert result.returncode == 2
+    assert f"refusing overrides that change it: {extra}" in result.stderr
+    assert sorted(p.name for p in run_dir.iterdir()) == ["run.json"]
