@@ -1,0 +1,76 @@
+"""PointEnv (``envs/point.py``) for many copies at once: positions as one array, moves as array arithmetic."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from envs.batched.base import BatchedVecEnv, python_hypot
+from envs.point import PointEnv
+
+
+class BatchedPointEnv(BatchedVecEnv):
+    """``num_envs`` copies of :class:`envs.point.PointEnv` as one SB3 ``VecEnv``.
+
+    Same spaces, reward (minus the distance to the origin, float32 as ``DummyVecEnv`` returns it),
+    termination (within ``goal_tolerance``) and starting states as the single env; the time limit
+    (``max_episode_steps``) truncates. ``positions`` holds the float64 state, one row per copy.
+    """
+
+    single_class = PointEnv
+    single: PointEnv
+
+    def __init__(self, num_envs: int, max_episode_steps: int | None = None, **kwargs: Any) -> None:
+        """``kwargs`` are PointEnv's constructor arguments."""
+        super().__init__(num_envs, max_episode_steps, **kwargs)
+        self.positions = np.zeros((self.num_envs, 2), dtype=np.float64)
+
+    def reset_copy(self, index: int, rng: np.random.Generator, options: dict[str, Any]) -> None:
+        """As ``PointEnv.reset``: uniform in the start square, redrawn while inside the goal."""
+        single = self.single
+        while True:
+            x, y = rng.uniform(-single.start_range, single.start_range, size=2).tolist()
+            if math.hypot(x, y) > single.goal_tolerance:
+                break
+        self.positions[index] = (x, y)
+
+    def check_actions(self, actions: Any) -> npt.NDArray[np.float64]:
+        """Float actions of shape ``(num_envs, 2)``, finite, clipped to [-1, 1] (as ``planar_action``)."""
+        return planar_actions(actions, self.num_envs)
+
+    def advance(self, actions: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
+        """Move by ``max_speed * action``, stay in the arena; reward minus the distance to the origin."""
+        single = self.single
+        positions = self.positions
+        positions += single.max_speed * actions
+        np.clip(positions, -single.arena, single.arena, out=positions)
+        distance = python_hypot(positions[:, 0], positions[:, 1], single.goal_tolerance)
+        return (-distance).astype(np.float32), distance <= single.goal_tolerance
+
+    def observe(self, indices: npt.NDArray[np.intp] | None = None) -> npt.NDArray[np.float32]:
+        """Positions as float32, one row per copy."""
+        rows = self.positions if indices is None else self.positions[indices]
+        return rows.astype(np.float32)
+
+    def copy_info(self, index: int) -> dict[str, Any]:
+        """``{"distance", "is_success"}`` as ``PointEnv`` reports them."""
+        x, y = self.positions[index].tolist()
+        distance = math.hypot(x, y)
+        return {"distance": distance, "is_success": distance <= self.single.goal_tolerance}
+
+
+def planar_actions(actions: Any, num_envs: int) -> npt.NDArray[np.float64]:
+    """``num_envs`` planar actions as float64, clipped to [-1, 1]; ``ValueError`` names a bad shape or value."""
+    array = np.asarray(actions)
+    if array.shape != (num_envs, 2) or array.dtype.kind not in "fiu":
+        raise ValueError(
+            f"actions must be a numeric array of shape ({num_envs}, 2), got {array.dtype} of shape {array.shape}"
+        )
+    array = array.astype(np.float64)  # a new array: the caller's actions stay as they are
+    if not np.isfinite(array).all():
+        bad = np.flatnonzero(~np.isfinite(array).all(axis=1))
+        raise ValueError(f"actions must be finite, got {array[bad[0]].tolist()} for env copy {bad[0]}")
+    return np.clip(array, -1.0, 1.0, out=array)

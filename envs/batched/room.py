@@ -1,0 +1,80 @@
+"""RoomToy (``envs/room.py``) for many copies at once: noisy compass moves as array arithmetic."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from envs.batched.base import BatchedVecEnv, python_hypot
+from envs.batched.gridworld import discrete_actions
+from envs.room import _MOVES, ACTION_NAMES, RoomToyEnv
+
+
+class BatchedRoomToy(BatchedVecEnv):
+    """``num_envs`` copies of :class:`envs.room.RoomToyEnv` as one SB3 ``VecEnv``.
+
+    Same spaces, moves, reward (minus the distance to the goal centre), termination (inside the goal) and
+    first starting states as the single env; the time limit (``max_episode_steps``) truncates. The move
+    noise of all copies is drawn at once from ``batch_rng``, so with ``noise_std > 0`` the noise (and so the
+    later episodes) differ from the single env's draw for draw while having the same distribution; with
+    ``noise_std=0`` the dynamics are the single env's exactly. ``set_options({"state": [x, y]})`` before
+    ``reset()`` starts from a given position, as ``reset(options=...)`` does for the single env.
+    ``positions`` holds the float64 state, one row per copy.
+    """
+
+    single_class = RoomToyEnv
+    single: RoomToyEnv
+
+    def __init__(self, num_envs: int, max_episode_steps: int | None = None, **kwargs: Any) -> None:
+        """``kwargs`` are RoomToyEnv's constructor arguments."""
+        super().__init__(num_envs, max_episode_steps, **kwargs)
+        self.positions = np.zeros((self.num_envs, 2), dtype=np.float64)
+        self._moves = np.array(_MOVES, dtype=np.float64) * self.single.step_size
+        self._goal = np.array(self.single.goal, dtype=np.float64)
+
+    def reset_copy(self, index: int, rng: np.random.Generator, options: dict[str, Any]) -> None:
+        """As ``RoomToyEnv.reset``: ``options["state"]``, or uniform in the room, redrawn inside the goal."""
+        single = self.single
+        unknown = sorted(set(options) - {"state"})
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown}; RoomToyEnv accepts 'state'")
+        if options.get("state") is not None:
+            x, y = single._forced_state(options["state"])
+        else:
+            gx, gy = single.goal
+            while True:
+                x, y = rng.uniform(0.0, single.size, size=2).tolist()
+                if math.hypot(x - gx, y - gy) >= single.goal_radius:
+                    break
+        self.positions[index] = (x, y)
+
+    def check_actions(self, actions: Any) -> npt.NDArray[np.int64]:
+        """Integer actions in [0, 3], one per copy; ``ValueError`` names the first bad one."""
+        return discrete_actions(actions, self.num_envs, ACTION_NAMES)
+
+    def advance(self, actions: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
+        """Move one noisy step, clipped to the room; reward minus the distance to the goal centre."""
+        single = self.single
+        positions = self.positions
+        positions += self._moves[actions]
+        if single.noise_std > 0.0:
+            positions += self.batch_rng.normal(0.0, single.noise_std, size=positions.shape)
+        np.clip(positions, 0.0, single.size, out=positions)
+        offset = positions - self._goal
+        distance = python_hypot(offset[:, 0], offset[:, 1], single.goal_radius)
+        return (-distance).astype(np.float32), distance < single.goal_radius
+
+    def observe(self, indices: npt.NDArray[np.intp] | None = None) -> npt.NDArray[np.float32]:
+        """Positions as float32, one row per copy."""
+        rows = self.positions if indices is None else self.positions[indices]
+        return rows.astype(np.float32)
+
+    def copy_info(self, index: int) -> dict[str, Any]:
+        """``{"distance", "is_success"}`` as ``RoomToyEnv`` reports them."""
+        x, y = self.positions[index].tolist()
+        gx, gy = self.single.goal
+        distance = math.hypot(x - gx, y - gy)
+        return {"distance": distance, "is_success": distance < self.single.goal_radius}
