@@ -58,18 +58,28 @@ def _run_config(run_dir: Path) -> DictConfig:
 
 
 def load_run(
-    run_dir: str | Path, snapshot: str = "final", render_mode: str | None = None, seed: int | None = None
+    run_dir: str | Path,
+    snapshot: str = "final",
+    render_mode: str | None = None,
+    seed: int | None = None,
+    n_envs: int = 1,
 ) -> tuple[BaseAlgorithm, VecEnv]:
     """The run's model (``final``, ``latest``, ``best`` or a step) and an eval env built from its config.
 
-    The env is one copy with the run's wrappers and frozen VecNormalize statistics, seeded with the
-    run's evaluation stream unless ``seed`` is given.
+    The env is ``n_envs`` copies with the run's wrappers and frozen VecNormalize statistics, copy i
+    seeded with the run's evaluation stream (or ``seed``) + i.
     """
     run_dir = Path(run_dir)
     cfg = _run_config(run_dir)
     model_path, stats = _find_model(run_dir, str(snapshot))
-    env = build.make_eval_env(cfg, render_mode, seed, stats if stats is not None and stats.exists() else None)
+    normalizer = stats if stats is not None and stats.exists() else None
+    env = build.make_eval_env(cfg, render_mode, seed, normalizer, n_envs=n_envs)
     return build.load_model(cfg, model_path, env), env
+
+
+def eval_copies(run_dir: Path) -> int:
+    """The run's ``eval.n_envs``; 1 for runs written before the key (they evaluated on one copy)."""
+    return int(OmegaConf.select(_run_config(run_dir), "eval.n_envs", default=1))
 
 
 def _writer(path: Path, fps: int) -> Any:
@@ -89,15 +99,20 @@ def _writer(path: Path, fps: int) -> Any:
 def run_episodes(
     model: BaseAlgorithm, env: VecEnv, episodes: int, render: str | None, video: Path | None
 ) -> EvalResult:
-    """Evaluate, printing ANSI frames or writing ``rgb_array`` frames to ``video`` as it goes."""
-    base = env.unwrapped.envs[0]  # type: ignore[attr-defined]
+    """Evaluate, printing ANSI frames or writing ``rgb_array`` frames to ``video`` as it goes.
+
+    Frames come from the first copy: render and record on a one-copy env (``load_run``'s default).
+    """
     if video is None and render != "ansi":
         return evaluate(model, env, episodes)
+    base = env.unwrapped.envs[0]  # type: ignore[attr-defined]
     writer = _writer(video, int(base.metadata.get("render_fps", 30))) if video else None
     frames = 0
 
-    def show(_locals: dict[str, Any], _globals: dict[str, Any]) -> None:
+    def show(locals_: dict[str, Any], _globals: dict[str, Any]) -> None:
         nonlocal frames
+        if locals_["i"] != 0:
+            return
         frame = base.render()
         if writer is not None:
             writer.append_data(np.asarray(frame))
@@ -112,6 +127,17 @@ def run_episodes(
             writer.close()
 
 
+def _copies(args: argparse.Namespace, render_mode: str | None) -> int:
+    """How many copies to step together: one when rendering or recording (frames of one episode)."""
+    if args.n_envs is not None and args.n_envs < 1:
+        raise UserError(f"--n-envs {args.n_envs} must be at least 1", "e.g. --n-envs 8")
+    if render_mode is not None:
+        if args.n_envs not in (None, 1):
+            raise UserError(f"--n-envs {args.n_envs} with --render/--video: frames come from one copy", "drop --n-envs")
+        return 1
+    return args.n_envs if args.n_envs is not None else eval_copies(args.run_dir)
+
+
 def main(argv: list[str] | None = None) -> None:
     """``rlrun-eval RUN_DIR [--snapshot S] [--episodes N] [--render ansi] [--video FILE] [--seed S]``."""
     parser = argparse.ArgumentParser(prog="rlrun-eval", description="Evaluate, render or record a saved run.")
@@ -121,12 +147,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--render", choices=["ansi"], help="print each step's ANSI frame")
     parser.add_argument("--video", type=Path, help="record rgb_array frames to FILE.gif or FILE.mp4")
     parser.add_argument("--seed", type=int, help="seed of the evaluation env (default: the run's eval stream)")
+    parser.add_argument(
+        "--n-envs", type=int, help="env copies stepped together (default: the run's eval.n_envs; 1 to render)"
+    )
     args = parser.parse_args(argv)
     with report_user_errors("rlrun-eval"):
         if args.episodes < 1:
             raise UserError(f"--episodes {args.episodes} must be at least 1", "e.g. --episodes 10")
         render_mode = "rgb_array" if args.video else args.render
-        model, env = load_run(args.run_dir, args.snapshot, render_mode, args.seed)
+        n_envs = _copies(args, render_mode)
+        model, env = load_run(args.run_dir, args.snapshot, render_mode, args.seed, n_envs)
         result = run_episodes(model, env, args.episodes, args.render, args.video)
         env.close()
     success = "" if result.success_rate is None else f"  success rate {result.success_rate:.2f}"

@@ -42,7 +42,7 @@ class EvalConfig:
     every: int = 10_000
     episodes: int = 10
     final_episodes: int = 50
-    n_envs: int = 8
+    n_envs: int = 10  # divides episodes (10) and final_episodes (50): no copy idles (BENCHMARKS.md)
 
 
 @dataclass

@@ -9,12 +9,14 @@ from pathlib import Path
 import imageio.v2 as imageio
 import numpy as np
 import pytest
+from omegaconf import OmegaConf
 from stable_baselines3 import PPO
 from stable_baselines3.common.vec_env import VecNormalize
 
 import rlrun
 from rlrun import snapshots
-from rlrun.eval_cli import main
+from rlrun.eval_cli import eval_copies, main
+from rlrun.evaluation import evaluate
 from rlrun.train import train
 from tests.rlrun.helpers import compose_config, shrink
 
@@ -45,6 +47,26 @@ def test_any_snapshot_can_be_evaluated(finished_run: Path, snapshot: str) -> Non
     if expected is not None:
         assert model.num_timesteps == expected
     assert env.num_envs == 1
+
+
+def test_evaluation_runs_on_the_runs_eval_copies(finished_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert eval_copies(finished_run) == compose_config().eval.n_envs > 1
+    model, env = rlrun.load_run(finished_run, n_envs=3)
+    assert env.num_envs == 3
+    expected = evaluate(model, env, 4)
+    with pytest.raises(SystemExit):
+        main([str(finished_run), "--episodes", "4", "--n-envs", "3"])
+    summary = f"mean return {expected.mean_return:.3f} ± {expected.std_return:.3f} over 4 episodes"
+    assert summary in capsys.readouterr().out
+
+
+def test_runs_from_before_eval_n_envs_evaluate_on_one_copy(finished_run: Path, tmp_path: Path) -> None:
+    old = tmp_path / "old"
+    old.mkdir()
+    cfg = OmegaConf.load(finished_run / "config.yaml")
+    del cfg.eval.n_envs
+    OmegaConf.save(cfg, old / "config.yaml")
+    assert eval_copies(old) == 1
 
 
 def test_render_ansi_prints_frames(finished_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -91,6 +113,8 @@ def test_load_run_applies_normalisation(tmp_path: Path) -> None:
         (["{run}", "--snapshot", "newest"], "is not one of final, latest, best"),
         (["{run}", "--video", "out.avi"], "must end in .gif or .mp4"),
         (["{run}", "--episodes", "0"], "--episodes 0 must be at least 1"),
+        (["{run}", "--n-envs", "0"], "--n-envs 0 must be at least 1"),
+        (["{run}", "--render", "ansi", "--n-envs", "3"], "frames come from one copy"),
     ],
 )
 def test_mistakes_are_clear(finished_run: Path, tmp_path: Path, args: list[str], message: str) -> None:

@@ -1,0 +1,111 @@
+"""Vectorised evaluation: episodes shared among copies, deterministic, success counted per episode."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from omegaconf import DictConfig
+from stable_baselines3 import PPO
+from stable_baselines3.common.evaluation import evaluate_policy
+
+from rlrun import build
+from rlrun.evaluation import evaluate
+from rlrun.train import train
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _model(cfg: DictConfig, n_envs: int) -> tuple[PPO, object]:
+    """An untrained (seeded) model and a fresh eval env of ``n_envs`` copies."""
+    model = build.make_model(cfg, build.make_train_env(cfg))  # SB3 seeds the env it is built on: not the eval env
+    assert isinstance(model, PPO)
+    return model, build.make_eval_env(cfg, n_envs=n_envs)
+
+
+@pytest.mark.parametrize(("episodes", "n_envs"), [(7, 3), (10, 10), (2, 4), (5, 1)])
+def test_episodes_are_shared_out_among_copies(
+    tiny_config: Callable[..., DictConfig], episodes: int, n_envs: int
+) -> None:
+    model, env = _model(tiny_config("env=cartpole", "algo=ppo"), n_envs)
+    ends = np.zeros(n_envs, dtype=int)
+
+    def count(locals_: dict, _globals: dict) -> None:
+        if locals_["done"]:
+            ends[locals_["i"]] += 1
+
+    result = evaluate(model, env, episodes, on_step=count)
+    assert len(result.returns) == len(result.lengths) == episodes
+    assert list(ends) == [(episodes + i) // n_envs for i in range(n_envs)]
+
+
+def test_two_evaluations_on_fresh_envs_are_identical(tiny_config: Callable[..., DictConfig]) -> None:
+    cfg = tiny_config("env=cartpole", "algo=ppo")
+    first = evaluate(*_model(cfg, 4), 9)
+    second = evaluate(*_model(cfg, 4), 9)
+    assert first.returns == second.returns and first.lengths == second.lengths
+    assert len(set(first.returns)) > 1  # the copies start from different states (eval seed + i)
+
+
+def test_success_is_counted_once_per_episode(tiny_config: Callable[..., DictConfig]) -> None:
+    cfg = tiny_config("env=gridworld", "algo=ppo", "env.max_episode_steps=6")
+    result = evaluate(*_model(cfg, 4), 11)
+    assert len(result.successes) == len(result.returns) == 11
+    # GridWorld pays 1 on reaching the target and ends there: success exactly when the return is positive
+    assert result.successes == [r > 0 for r in result.returns]
+    assert result.success_rate == pytest.approx(np.mean([r > 0 for r in result.returns]))
+
+
+def test_no_success_rate_without_is_success(tiny_config: Callable[..., DictConfig]) -> None:
+    result = evaluate(*_model(tiny_config("env=cartpole", "algo=ppo"), 3), 4)
+    assert result.success_rate is None and result.summary()["success_rate"] is None
+
+
+def test_one_copy_matches_sb3_evaluate_policy(tiny_config: Callable[..., DictConfig]) -> None:
+    cfg = tiny_config("env=cartpole", "algo=ppo")
+    model, env = _model(cfg, 1)
+    ours = evaluate(model, env, 5)
+    returns, lengths = evaluate_policy(
+        model, build.make_eval_env(cfg, n_envs=1), n_eval_episodes=5, return_episode_rewards=True
+    )
+    assert ours.returns == returns and ours.lengths == lengths
+
+
+def test_training_evaluates_on_eval_n_envs_copies(tiny_config: Callable[..., DictConfig], tmp_path: Path) -> None:
+    cfg = tiny_config("env=cartpole", "algo=ppo", "eval.n_envs=3")
+    cfg.eval.every = 100_000  # the final evaluation only: it starts from the eval env's first reset
+    cfg.eval.final_episodes = 6
+    final = train(cfg, tmp_path)
+    model = PPO.load(tmp_path / "model.zip")
+    fresh = evaluate(model, build.make_eval_env(cfg, n_envs=3), 6)
+    assert final["returns"] == fresh.returns
+    assert json.loads((tmp_path / "run.json").read_text())["final"]["episodes"] == 6
+
+
+def _rows(path: Path) -> list[list[str]]:
+    """eval.csv without the wall_s column (the only one that may differ between runs)."""
+    with open(path) as f:
+        return [row[:-1] for row in csv.reader(f)]
+
+
+def test_eval_csv_of_two_identical_runs_match(tiny_config: Callable[..., DictConfig], tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        cfg = tiny_config("env=cartpole", "algo=ppo", "eval.n_envs=4", steps=256)
+        cfg.eval.every = 64
+        cfg.eval.episodes = 5
+        train(cfg, tmp_path / name)
+    first, second = _rows(tmp_path / "a" / "eval.csv"), _rows(tmp_path / "b" / "eval.csv")
+    assert len(first) == 5 and first == second  # header + 4 evaluations
+    final_a = json.loads((tmp_path / "a" / "run.json").read_text())["final"]
+    final_b = json.loads((tmp_path / "b" / "run.json").read_text())["final"]
+    assert final_a == final_b
+
+
+def test_readme_lists_eval_n_envs_among_the_run_keys() -> None:
+    paragraph = re.search(r"^Run keys .*?(?:\n\n)", README.read_text(), flags=re.S | re.M)
+    assert paragraph is not None and "`eval.n_envs`" in paragraph.group(0)
