@@ -12,12 +12,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hydra import compose, initialize_config_module
 from omegaconf import DictConfig, OmegaConf
 from scipy import stats
 
 from rlrun.errors import UserError
 from rlrun.table import main, write_tables
 from rlrun.table_files import COLUMNS, write_section
+from tests.rlrun.helpers import compose_config
 
 HEADER = "timesteps,mean_return,std_return,success_rate,wall_s\n"
 Curve = Sequence[tuple[int, float, float | None]]
@@ -37,10 +39,12 @@ def make_run(
     status: str = "completed",
     total_timesteps: int = 1000,
     n_steps: int = 8,
+    returns: Sequence[float] | None = None,
 ) -> Path:
     """A run folder by hand: run.json, config.yaml and eval.csv with known numbers."""
     folder.mkdir(parents=True)
-    final = {"mean_return": score, "std_return": 0.0, "success_rate": success, "episodes": 2, "returns": [score]}
+    returns = [score] if returns is None else list(returns)
+    final = {"mean_return": score, "std_return": float(np.std(returns)), "success_rate": success, "returns": returns}
     record = {
         "status": status,
         "env": env[0],
@@ -361,3 +365,49 @@ def test_real_two_seed_sweep_matches_its_run_files(tiny_config: Callable[..., Di
     assert document["provenance"]["runs"]["versions"]["stable_baselines3"] == [
         records[0]["versions"]["stable_baselines3"]
     ]
+
+
+def test_benchmark_config_runs_every_preset_over_ten_seeds_with_joblib() -> None:
+    conf = Path(__file__).resolve().parents[2] / "conf"
+    pairs = sorted(p.stem for p in (conf / "benchmark/pair").glob("*.yaml"))
+    assert pairs == sorted(p.stem for p in (conf / "tuned").glob("*.yaml"))
+    with initialize_config_module("rlrun.conf", version_base="1.3"):
+        hydra_cfg = compose("config", overrides=["+benchmark=presets"], return_hydra_config=True).hydra
+    assert dict(hydra_cfg.sweeper.params) == {"+benchmark/pair": "glob(*)", "seed": "range(0,10)"}
+    assert hydra_cfg.launcher._target_.endswith("JoblibLauncher")
+    for pair in pairs:
+        env, algo = pair.rsplit("_", 1)
+        cfg = compose_config("+benchmark=presets", f"+benchmark/pair={pair}")
+        assert cfg == compose_config(f"env={env}", f"algo={algo}", "sweep=presets"), pair
+
+
+def test_benchmarks_md_gets_the_table_and_rl_zoos_figures(tmp_path: Path) -> None:
+    from benchmarks.presets import write_benchmark
+
+    sweep = tmp_path / "sweeps/presets"
+    for seed in range(2):
+        make_run(sweep / f"cartpole-ppo/seed-{seed}", seed, 500.0, returns=[500.0, 500.0], total_timesteps=100_000)
+        returns = [-100.0 - 10 * seed, -300.0 - 10 * seed]
+        make_run(
+            sweep / f"pendulum-sac/seed-{seed}",
+            seed,
+            float(np.mean(returns)),
+            returns=returns,
+            env=("pendulum", "Pendulum-v1"),
+            algo="sac",
+            total_timesteps=20_000,
+        )
+    times = {"started": "2026-11-22T12:00:00+0000", "ended": "2026-11-22T13:02:00+0000"}
+    (sweep / "sweep.json").write_text(json.dumps({**times, "jobs": []}))
+    benchmarks_md = tmp_path / "BENCHMARKS.md"
+    benchmarks_md.write_text("# Benchmarks\n\n<!-- rlrun:begin speed -->\nkept\n<!-- rlrun:end speed -->\n")
+
+    write_benchmark(sweep, tmp_path / "benchmarks/presets", benchmarks_md)
+    text = benchmarks_md.read_text()
+    assert "<!-- rlrun:begin speed -->\nkept\n<!-- rlrun:end speed -->" in text
+    assert "<!-- rlrun:begin presets -->" in text and "rlrun -m +benchmark=presets" in text
+    assert "| `cartpole-ppo` | 100,000 steps (Zoo: 100,000) | 500 ± 0 | 500 ± 0 (2 seeds) | 500 ± 0 / 500 ± 0 |" in text
+    pooled = np.array([-100.0, -300.0, -110.0, -310.0])  # every seed's final episodes together
+    assert f"| -157 ± 89 | {pooled.mean():.0f} ± {pooled.std():.0f} (2 seeds) | -210 ± 100 / -200 ± 100 |" in text
+    assert "62 minutes" in text and "](benchmarks/presets/curves.png)" in text
+    assert (tmp_path / "benchmarks/presets/curves.png").is_file()

@@ -1,0 +1,155 @@
+"""Write the preset benchmark's table into BENCHMARKS.md (its ``presets`` section, nothing else).
+
+The benchmark is a shipped sweep config: every preset in ``conf/tuned/`` over seeds 0-9, two jobs at a
+time with the joblib launcher (about an hour on 2 cores; Pendulum SAC alone about 50 minutes). Then this
+script runs ``rlrun-table`` on the sweep, keeps its files (``curves.png`` included) in
+``benchmarks/presets/``, and rewrites the section with the table, RL Zoo's published figures next to the
+same statistic for our runs, the machine, the versions and the wall time of the whole benchmark::
+
+    rlrun -m +benchmark=presets               # outputs/sweeps/presets/; re-running resumes or skips
+    python benchmarks/presets.py              # or: python benchmarks/presets.py <sweep folder>
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+from rlrun.errors import report_user_errors
+from rlrun.table import write_tables
+from rlrun.table_files import write_section
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMAND = "rlrun -m +benchmark=presets"
+# RL Baselines3 Zoo's published results (benchmark.md): one trained agent, mean ± std over its evaluation episodes.
+ZOO = {
+    ("cartpole", "ppo"): {"mean": 500.0, "std": 0.0, "steps": 100_000},
+    ("pendulum", "sac"): {"mean": -157.0, "std": 89.0, "steps": 20_000},
+}
+
+
+def _episode_stats(group: dict[str, Any], out: Path) -> dict[str, Any] | None:
+    """Mean ± std over all final-evaluation episodes of all seeds, and the lowest and highest seed's mean ± std."""
+    import numpy as np
+
+    per_seed = []
+    for run in group["runs"]:
+        if run["status"] == "completed":
+            final = json.loads((out / run["folder"] / "run.json").read_text())["final"]
+            per_seed.append((final["mean_return"], final["std_return"], final["returns"]))
+    if not per_seed:
+        return None
+    pooled = np.concatenate([returns for _, _, returns in per_seed])
+    low, high = min(per_seed, key=lambda s: s[0]), max(per_seed, key=lambda s: s[0])
+    return {
+        "mean": float(pooled.mean()),
+        "std": float(pooled.std()),
+        "low": low[:2],
+        "high": high[:2],
+        "n": len(per_seed),
+    }
+
+
+def _score(mean: float, std: float) -> str:
+    digits = 0 if abs(mean) >= 100 else 1
+    return f"{mean:.{digits}f} ± {std:.{digits}f}"
+
+
+def zoo_comparison(document: dict[str, Any], out: Path) -> list[str]:
+    """Markdown lines: RL Zoo's figure and ours for the pairs it publishes."""
+    lines = [
+        "| preset | budget | RL Zoo (1 agent) | rlrun, all seeds' final episodes | rlrun, lowest / highest seed |",
+        "|---|---|---|---|---|",
+    ]
+    for row, group in zip(document["rows"], document["groups"], strict=True):
+        zoo = ZOO.get((row["env"], row["algo"]))
+        ours = _episode_stats(group, out) if zoo is not None else None
+        if zoo is None or ours is None:
+            continue
+        low, high = (f"{_score(*ours[k])}" for k in ("low", "high"))
+        lines.append(
+            f"| `{row['group']}` | {group['total_timesteps']:,} steps (Zoo: {zoo['steps']:,})"
+            f" | {_score(zoo['mean'], zoo['std'])} | {_score(ours['mean'], ours['std'])} ({ours['n']} seeds)"
+            f" | {low} / {high} |"
+        )
+    return lines
+
+
+def _cpu() -> str:
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+        names = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
+    except OSError:
+        names = []
+    return f"{names[0] if names else platform.processor() or 'unknown CPU'}, {os.cpu_count()} cores"
+
+
+def wall_time(sweep: Path) -> str:
+    """The benchmark's wall time from sweep.json's start and end, when the sweep wrote one."""
+    try:
+        record = json.loads((sweep / "sweep.json").read_text())
+        started, ended = (datetime.datetime.strptime(record[k], "%Y-%m-%dT%H:%M:%S%z") for k in ("started", "ended"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return "unknown (no readable sweep.json)"
+    return (
+        f"{(ended - started).total_seconds() / 60:.0f} minutes (sweep.json: {record['started']} to {record['ended']})"
+    )
+
+
+def _relative(path: Path, start: Path) -> str:
+    return Path(os.path.relpath(path.resolve(), start.resolve())).as_posix()
+
+
+def section(sweep: Path, out: Path, document: dict[str, Any], table: str, benchmarks_md: Path) -> str:
+    """The body of BENCHMARKS.md's ``presets`` section (links relative to ``benchmarks_md``)."""
+    curves = _relative(out / "curves.png", benchmarks_md.parent)
+    return "\n".join(
+        [
+            "## Presets: every `conf/tuned/` preset over seeds 0-9",
+            "",
+            f"Reproduce: `{COMMAND}` (joblib launcher, 2 jobs at a time), then `python benchmarks/presets.py`,"
+            " which writes this section with `rlrun-table` (files in"
+            f" `{_relative(out, benchmarks_md.parent)}/`).",
+            f"Machine: {_cpu()}, {platform.system()} {platform.release()}, Python {platform.python_version()}."
+            f" Wall time of the whole benchmark: {wall_time(sweep)}.",
+            "",
+            table.strip(),
+            "",
+            "RL Baselines3 Zoo publishes one trained agent per pair, mean ± std over its evaluation episodes; the same"
+            " statistic for our runs pools the final evaluation episodes of every seed:",
+            "",
+            *zoo_comparison(document, out),
+            "",
+            f"![Learning curves of the preset benchmark: IQM and 95% CI over seeds]({curves})",
+        ]
+    )
+
+
+def write_benchmark(sweep: Path, out: Path, benchmarks_md: Path) -> Path:
+    """Write the sweep's table into ``out`` and its section into ``benchmarks_md``; returns ``benchmarks_md``."""
+    table_md = write_tables([sweep], out)
+    document = json.loads((out / "table.json").read_text())
+    write_section(
+        benchmarks_md, "presets", section(sweep, out, document, table_md.read_text(encoding="utf-8"), benchmarks_md)
+    )
+    return benchmarks_md
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("sweep", nargs="?", type=Path, default=Path("outputs/sweeps/presets"))
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "presets", help="table files")
+    parser.add_argument("--benchmarks-md", type=Path, default=ROOT / "BENCHMARKS.md")
+    args = parser.parse_args()
+    with report_user_errors("benchmarks/presets.py"):
+        path = write_benchmark(args.sweep, args.out, args.benchmarks_md)
+    print(f"wrote the presets section of {path} and {args.out}/")
+
+
+if __name__ == "__main__":
+    main()
