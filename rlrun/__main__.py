@@ -28,6 +28,7 @@ from rlrun.exact_resume import load_target
 from rlrun.interrupts import RunInterrupted
 from rlrun.keys import RESUME_OVERRIDES, override_key
 from rlrun.nan import NonFiniteValue
+from rlrun.override_checks import check_output_folders, check_wrapper_names
 from rlrun.record import refuse_existing_run
 
 log = logging.getLogger("rlrun")
@@ -174,6 +175,8 @@ def main() -> None:
     """Console-script entry point."""
     args = [a for a in sys.argv[1:] if not a.startswith("-")]
     with report_user_errors():
+        check_wrapper_names(sys.argv[1:])
+        check_output_folders(sys.argv[1:])
         _refuse_existing_run_dir(args)
         _note_existing(args)
         sys.argv.extend(_resume_overrides(args))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -26,7 +26,9 @@ from stable_baselines3.common.preprocessing import is_image_space
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecNormalize
 
 import envs  # noqa: F401  (registers rlrun/* ids, also in subprocess workers that unpickle this module)
+from rlrun import native
 from rlrun.errors import UserError
+from rlrun.interrupts import ignore_stop_signals
 from rlrun.nan import CheckNan
 
 Wrapper = Callable[[gym.Env], gym.Env]
@@ -52,7 +54,7 @@ def policy_for(cfg: DictConfig, observation_space: spaces.Space) -> str:
 
 
 def _gym_make(env_id: str, max_episode_steps: int | None, render_mode: str | None, **kwargs: Any) -> gym.Env:
-    """``gym.make`` with a message that names the bad id and how to find a good one."""
+    """``gym.make`` with a message that names the bad id or arguments and how to fix them."""
     extra: dict[str, Any] = dict(kwargs)
     if max_episode_steps is not None:
         extra["max_episode_steps"] = max_episode_steps
@@ -75,54 +77,86 @@ def _gym_make(env_id: str, max_episode_steps: int | None, render_mode: str | Non
             f"env.id={env_id!r}: importing its module failed: {error}",
             "install the package that registers the env, or fix the module name before the ':'",
         ) from None
-    except TypeError as error:
-        raise UserError(
-            f"env.id={env_id!r} rejected its arguments: {error}",
-            "check env.kwargs against the env's constructor",
-        ) from None
+    except Exception as error:  # whatever the env's constructor raises, most often for its arguments
+        reason = f"{type(error).__name__}: {error}"
+        if kwargs:
+            raise UserError(
+                f"env.id={env_id!r} rejected env.kwargs={kwargs}: {reason}",
+                "check env.kwargs against the env's constructor (`rlrun-envs --all` shows its entry point)",
+            ) from None
+        raise UserError(f"env.id={env_id!r} failed while being made: {reason}", "fix the env's constructor") from None
+
+
+def _env_factory(cfg: DictConfig, render_mode: str | None) -> Callable[[], gym.Env]:
+    """Makes one raw env copy: ``gym.make`` with the config's id, episode limit and ``env.kwargs``."""
+    kwargs = cast(dict[str, Any], OmegaConf.to_container(cfg.env.kwargs, resolve=True))
+    return functools.partial(_gym_make, cfg.env.id, cfg.env.max_episode_steps, render_mode, **kwargs)
 
 
 def make_wrappers(wrappers_cfg: DictConfig) -> list[tuple[str, Wrapper]]:
     """The wrapper partials in list order, each with its config name for error messages."""
-    return [(str(name), instantiate(node, _convert_="all")) for name, node in wrappers_cfg.items()]
+    made = []
+    for key, node in wrappers_cfg.items():
+        name = str(key)
+        try:
+            made.append((name, instantiate(node, _convert_="all")))
+        except Exception as error:
+            reason = error.__cause__ or error
+            raise UserError(
+                f"wrapper {name!r} cannot be configured: {type(reason).__name__}: {reason}",
+                f"check the keys under wrappers.{name} against the wrapper's arguments",
+            ) from None
+    return made
 
 
 def apply_wrappers(env: gym.Env, wrappers: list[tuple[str, Wrapper]]) -> gym.Env:
-    """Wrap ``env`` in list order; a wrapper that cannot apply names itself and the env."""
+    """Wrap ``env`` in list order; a wrapper that cannot apply (whatever it raises) names itself and the env."""
     for name, wrapper in wrappers:
         try:
             env = wrapper(env)
-        except (ValueError, TypeError, AssertionError) as error:
+        except Exception as error:
             env_id = env.spec.id if env.spec else type(env.unwrapped).__name__
             raise UserError(
                 f"wrapper {name!r} cannot apply to {env_id}: {error}",
-                "remove it from wrappers=[...] or put it after a wrapper that makes it fit",
+                f"check wrappers.{name}.* (its arguments), remove it from wrappers=[...], "
+                "or put it after a wrapper that makes it fit",
             ) from None
     return env
 
 
 def make_env(cfg: DictConfig, render_mode: str | None = None) -> gym.Env:
     """One env copy exactly as training builds it: gym.make -> Monitor -> wrappers (unseeded)."""
-    env_cfg = cfg.env
-    kwargs = OmegaConf.to_container(env_cfg.kwargs, resolve=True)
-    env = _gym_make(env_cfg.id, env_cfg.max_episode_steps, render_mode, **kwargs)  # type: ignore[arg-type]
-    return apply_wrappers(Monitor(env), make_wrappers(cfg.wrappers))
+    return apply_wrappers(Monitor(_env_factory(cfg, render_mode)()), make_wrappers(cfg.wrappers))
 
 
 def make_vec(cfg: DictConfig, n_envs: int, seed: int, vec_env: str = "dummy", render_mode: str | None = None) -> VecEnv:
     """``n_envs`` copies seeded ``seed + i``, vectorised (SB3's ``make_vec_env`` seeds and monitors)."""
-    env_cfg = cfg.env
-    kwargs = OmegaConf.to_container(env_cfg.kwargs, resolve=True)
-    factory = functools.partial(_gym_make, env_cfg.id, env_cfg.max_episode_steps, render_mode)
-    wrappers = make_wrappers(cfg.wrappers)
+    factory = _env_factory(cfg, render_mode)
+    if vec_env == "subproc":  # workers ignore Ctrl-C and SIGTERM: the main process decides (rlrun.interrupts)
+        factory = functools.partial(ignore_stop_signals, factory)
     return make_vec_env(
         factory,
         n_envs=n_envs,
         seed=seed,
-        env_kwargs=kwargs,  # type: ignore[arg-type]
-        wrapper_class=functools.partial(apply_wrappers, wrappers=wrappers),
+        wrapper_class=functools.partial(apply_wrappers, wrappers=make_wrappers(cfg.wrappers)),
         vec_env_cls=SubprocVecEnv if vec_env == "subproc" else DummyVecEnv,
     )
+
+
+def _normalized(cfg: DictConfig, venv: VecEnv, normalizer: Path | None, training: bool) -> VecEnv:
+    """``venv`` under ``VecNormalize`` as ``env.normalize`` says, or with saved statistics (``normalizer``).
+
+    For evaluation (``training=False``) the statistics are frozen and rewards are left raw.
+    """
+    norm = cfg.env.normalize
+    if normalizer is not None:
+        venv = VecNormalize.load(str(normalizer), venv)
+    elif norm.obs or norm.reward:
+        reward = norm.reward and training
+        venv = VecNormalize(venv, norm_obs=norm.obs, norm_reward=reward, gamma=cfg.algo.get("gamma", 0.99))
+    if not training and isinstance(venv, VecNormalize):
+        venv.training, venv.norm_reward = False, False
+    return venv
 
 
 def make_train_env(cfg: DictConfig, normalizer: Path | None = None) -> VecEnv:
@@ -130,15 +164,13 @@ def make_train_env(cfg: DictConfig, normalizer: Path | None = None) -> VecEnv:
 
     ``normalizer``: saved VecNormalize statistics to continue from (a resumed run).
     """
-    venv = make_vec(cfg, cfg.env.n_envs, cfg.seed, cfg.env.vec_env)
+    if cfg.env.get("vectorization", "gym") == "native":  # one numpy-batched VecEnv (rlrun/native.py)
+        venv = native.make_vec(cfg, make_wrappers(cfg.wrappers))
+    else:
+        venv = make_vec(cfg, cfg.env.n_envs, cfg.seed, cfg.env.vec_env)
     if cfg.check_nan:
         venv = CheckNan(venv)
-    norm = cfg.env.normalize
-    if normalizer is not None:
-        return VecNormalize.load(str(normalizer), venv)
-    if norm.obs or norm.reward:
-        venv = VecNormalize(venv, norm_obs=norm.obs, norm_reward=norm.reward, gamma=cfg.algo.get("gamma", 0.99))
-    return venv
+    return _normalized(cfg, venv, normalizer, training=True)
 
 
 def make_eval_env(
@@ -154,14 +186,7 @@ def make_eval_env(
     ``normalizer``: saved VecNormalize statistics to evaluate with (a finished run or a snapshot).
     """
     venv = make_vec(cfg, n_envs, eval_seed(cfg.seed) if seed is None else seed, render_mode=render_mode)
-    norm = cfg.env.normalize
-    if normalizer is not None:
-        venv = VecNormalize.load(str(normalizer), venv)
-    elif norm.obs or norm.reward:
-        venv = VecNormalize(venv, norm_obs=norm.obs, norm_reward=False)
-    if isinstance(venv, VecNormalize):
-        venv.training, venv.norm_reward = False, False
-    return venv
+    return _normalized(cfg, venv, normalizer, training=False)
 
 
 def algo_class(cfg: DictConfig) -> type[BaseAlgorithm]:

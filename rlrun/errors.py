@@ -12,10 +12,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 USER_ERROR_STATUS = 2
+Problem = tuple[str, str]  # (what is wrong, how to fix it): what each check of rlrun.validate returns
 
 
 class UserError(Exception):
     """A mistake the user can fix: a bad value, an incompatible pair, a bad path."""
+
+    status = USER_ERROR_STATUS  # the exit status; a subclass for Hydra's kind of mistake keeps Hydra's
 
     def __init__(self, problem: str, fix: str | None = None) -> None:
         super().__init__(problem)
@@ -28,11 +31,11 @@ class UserError(Exception):
 
 @contextmanager
 def report_user_errors(prog: str = "rlrun") -> Iterator[None]:
-    """Turn a :class:`UserError` raised inside the block into a message and exit status 2."""
+    """Turn a :class:`UserError` raised inside the block into a message and its exit status (2)."""
     try:
         yield
     except UserError as error:
         if os.environ.get("HYDRA_FULL_ERROR") == "1":
             raise
         print(f"{prog}: error: {error}", file=sys.stderr)
-        sys.exit(USER_ERROR_STATUS)
+        sys.exit(error.status)

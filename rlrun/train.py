@@ -23,7 +23,7 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.utils import set_random_seed
 from torch.utils.tensorboard import SummaryWriter
 
-from rlrun import build, exact_resume, snapshots, validate
+from rlrun import build, constructor_checks, exact_resume, snapshots, validate
 from rlrun.evaluation import PeriodicEvaluation, evaluate, sync_normalization
 from rlrun.interrupts import InterruptCallback, RunInterrupted
 from rlrun.record import RunRecord
@@ -40,21 +40,28 @@ class _TensorBoard(TensorBoardOutputFormat):
 
 
 def preflight(cfg: DictConfig) -> str:
-    """The cheap checks of every run (ranges, algorithm arguments, env/algorithm fit); returns the policy."""
+    """The checks of every run, the rules ``rlrun-check`` applies (ranges, algorithm arguments, env/algorithm
+    fit, budgets, the model built once on throwaway envs); logs the warnings, returns the policy."""
     validate.raise_if(validate.range_problems(cfg))
     algo_cls = build.algo_class(cfg)
-    validate.raise_if(validate.algo_problems(cfg, algo_cls))
+    validate.raise_if(constructor_checks.algo_problems(cfg, algo_cls))
     probe = build.make_env(cfg)
     try:
-        validate.raise_if(validate.fit_problems(cfg, probe, algo_cls, build.uses_her(cfg)))
-        return build.policy_for(cfg, probe.observation_space)
+        fit = validate.fit_problems(cfg, probe, algo_cls, build.uses_her(cfg))
+        validate.raise_if(fit + validate.budget_problems(cfg, algo_cls))
+        policy = build.policy_for(cfg, probe.observation_space)
     finally:
         probe.close()
+    validate.raise_if(constructor_checks.construction_problems(cfg))
+    for problem, fix in validate.budget_warnings(cfg, algo_cls):
+        log.warning("warning: %s\n  fix: %s", problem, fix)
+    return policy
 
 
 def train(cfg: DictConfig, run_dir: str | Path, meta: dict[str, Any] | None = None) -> dict[str, Any]:
     """Train the configured agent into ``run_dir``; return the final evaluation (run.json's ``final``)."""
     run_dir, meta = Path(run_dir), meta or {}
+    validate.raise_if(validate.range_problems(cfg))  # torch_threads among them
     torch.set_num_threads(cfg.torch_threads)
     policy = preflight(cfg)
     set_random_seed(cfg.seed)

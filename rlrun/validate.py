@@ -1,28 +1,27 @@
-"""Checks before any heavy work: value ranges, algorithm arguments, and whether env and algorithm fit.
+"""The rules checked before any heavy work, by training (``rlrun.train.preflight``) and ``rlrun-check`` alike.
 
-The schema (:mod:`rlrun.schema`) has already checked types while Hydra composed the config; what is
-left is what OmegaConf cannot see. Every problem found is reported at once, each with its fix, as
-one :class:`~rlrun.errors.UserError`. All of it runs in well under 0.2 s.
+Value ranges, algorithm arguments, whether env and algorithm fit, budgets, and whether the algorithm
+accepts its arguments when built. The schema (:mod:`rlrun.schema`) has already checked types while
+Hydra composed the config; what is left is what OmegaConf cannot see. Each rule returns problems,
+each with its fix; :func:`raise_if` reports them all at once as one :class:`~rlrun.errors.UserError`.
+All of it runs in well under 0.2 s.
 """
 
 from __future__ import annotations
 
-import inspect
-import types
-import typing
 from collections.abc import Callable
-from typing import Any, cast
 
 import gymnasium as gym
+import torch
 from gymnasium import spaces
 from omegaconf import DictConfig, OmegaConf
 from stable_baselines3 import A2C, DDPG, DQN, PPO, SAC, TD3
 from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
 
-from rlrun.errors import UserError
-
-Problem = tuple[str, str]  # (what is wrong, how to fix it)
+from rlrun import native
+from rlrun.errors import Problem, UserError
 
 _ANY_ACTION = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
 ACTION_SPACES: dict[type[BaseAlgorithm], tuple[type[spaces.Space], ...]] = {
@@ -34,14 +33,13 @@ ACTION_SPACES: dict[type[BaseAlgorithm], tuple[type[spaces.Space], ...]] = {
     DQN: (spaces.Discrete,),
 }
 GOAL_KEYS = {"observation", "achieved_goal", "desired_goal"}
-# Arguments rlrun passes itself; an algo file that sets them is a mistake.
-RUNTIME_ARGS = ("env", "seed", "device", "verbose", "tensorboard_log", "_init_setup_model")
 # Choices of keys whose type is a plain string in the schema.
 CHOICES = {
     "device": ("cpu", "cuda", "auto"),
     "progress_bar": ("auto", "true", "false"),
     "env.vec_env": ("dummy", "subproc"),
     "snapshot.replay_buffer": ("latest", "all", "none"),
+    "env.vectorization": ("gym", "native"),
 }
 POSITIVE = (
     "total_timesteps",
@@ -49,10 +47,37 @@ POSITIVE = (
     "eval.every",
     "eval.episodes",
     "eval.final_episodes",
+    "eval.n_envs",
     "snapshot.every",
     "snapshot.keep",
     "env.n_envs",
 )
+# Documented ranges of SB3 constructor arguments: key -> (the range in words, test, a typical value).
+# Checked where the algo config has the key and a plain number as its value (not a schedule or "auto").
+ALGO_RANGES: dict[str, tuple[str, Callable[[float], bool], str]] = {
+    "learning_rate": ("> 0", lambda v: v > 0, "3e-4"),
+    "gamma": ("in (0, 1]", lambda v: 0 < v <= 1, "0.99"),
+    "gae_lambda": ("in [0, 1]", lambda v: 0 <= v <= 1, "0.95"),
+    "tau": ("in (0, 1]", lambda v: 0 < v <= 1, "0.005"),
+    "buffer_size": (">= 1", lambda v: v >= 1, "1000000"),
+    "batch_size": (">= 1", lambda v: v >= 1, "64"),
+    "n_steps": (">= 1", lambda v: v >= 1, "2048"),
+    "n_epochs": (">= 1", lambda v: v >= 1, "10"),
+    "learning_starts": (">= 0", lambda v: v >= 0, "100"),
+    "train_freq": (">= 1", lambda v: v >= 1, "1"),
+    "gradient_steps": ("-1 or >= 1", lambda v: v == -1 or v >= 1, "1"),
+    "target_update_interval": (">= 1", lambda v: v >= 1, "10000"),
+    "policy_delay": (">= 1", lambda v: v >= 1, "2"),
+    "clip_range": ("> 0", lambda v: v > 0, "0.2"),
+    "ent_coef": (">= 0", lambda v: v >= 0, "0.0"),
+    "vf_coef": (">= 0", lambda v: v >= 0, "0.5"),
+    "max_grad_norm": ("> 0", lambda v: v > 0, "0.5"),
+    "target_policy_noise": (">= 0", lambda v: v >= 0, "0.2"),
+    "target_noise_clip": (">= 0", lambda v: v >= 0, "0.5"),
+    "exploration_fraction": ("in [0, 1]", lambda v: 0 <= v <= 1, "0.1"),
+    "exploration_initial_eps": ("in [0, 1]", lambda v: 0 <= v <= 1, "1.0"),
+    "exploration_final_eps": ("in [0, 1]", lambda v: 0 <= v <= 1, "0.05"),
+}
 
 
 def raise_if(problems: list[Problem]) -> None:
@@ -66,12 +91,12 @@ def raise_if(problems: list[Problem]) -> None:
 
 
 def range_problems(cfg: DictConfig) -> list[Problem]:
-    """Values of the right type but outside what the key allows."""
+    """Values of the right type but outside what the key allows, the device included."""
     problems: list[Problem] = []
     if OmegaConf.is_missing(cfg.env, "id"):
         problems.append(("env.id is not set", "give the Gymnasium id: env=gym env.id=Acrobot-v1 (or mypkg:MyEnv-v0)"))
     for key in POSITIVE:
-        value = OmegaConf.select(cfg, key)
+        value = OmegaConf.select(cfg, key, default=1)  # 1: a key newer than the run (resume)
         if value < 1:
             problems.append((f"{key}={value} must be a positive integer", f"set {key} to 1 or more"))
     if cfg.seed < 0:
@@ -80,73 +105,35 @@ def range_problems(cfg: DictConfig) -> list[Problem]:
     if max_steps is not None and max_steps < 1:
         problems.append((f"env.max_episode_steps={max_steps} must be positive", "set it to 1 or more, or null"))
     for key, allowed in CHOICES.items():
-        value = str(OmegaConf.select(cfg, key)).lower()
+        value = str(OmegaConf.select(cfg, key, default=allowed[0])).lower()  # the default: a newer key
         if value not in allowed and not (key == "device" and value.startswith("cuda:")):
             problems.append((f"{key}={value} is not one of {', '.join(allowed)}", f"set {key} to one of those"))
-    return problems
+    return problems + algo_range_problems(cfg) + device_problems(str(cfg.device))
 
 
-def _accepts(annotation: Any, value: Any) -> bool:
-    """Whether a plain YAML value can be passed for a parameter annotated ``annotation``.
-
-    Only what can be decided for sure is refused; anything unusual is accepted and left to SB3.
-    """
-    if annotation is inspect.Parameter.empty or isinstance(annotation, (str, typing.ForwardRef)):
-        return True
-    if isinstance(value, dict) and "_target_" in value:
-        return True  # an object built by instantiate (a schedule, a class, noise)
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        return any(_accepts(arg, value) for arg in typing.get_args(annotation))
-    target = origin or annotation
-    if target is type(None):
-        return value is None
-    if target is bool:
-        return isinstance(value, bool)
-    if target is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if target is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if target is str:
-        return isinstance(value, str)
-    if target in (dict, typing.Dict):  # noqa: UP006
-        return isinstance(value, dict)
-    if target in (tuple, list):
-        return isinstance(value, list)
-    if target is Callable:
-        return callable(value)
-    return True
-
-
-def algo_problems(cfg: DictConfig, algo_cls: type[BaseAlgorithm]) -> list[Problem]:
-    """``algo.*`` keys the SB3 constructor does not take, or values of a type it cannot take."""
-    params = inspect.signature(algo_cls.__init__).parameters
-    args = cast(dict[str, Any], OmegaConf.to_container(cfg.algo, resolve=True))
-    name = algo_cls.__name__
+def algo_range_problems(cfg: DictConfig) -> list[Problem]:
+    """``algo.*`` numbers outside the range SB3 documents for them (:data:`ALGO_RANGES`)."""
     problems: list[Problem] = []
-    for key, value in args.items():
-        if key.startswith("_") and key.endswith("_"):
-            continue  # _target_, _convert_, ...
-        if key in RUNTIME_ARGS:
-            problems.append((f"algo.{key} is set by rlrun, not by the algo config", f"remove algo.{key}"))
-        elif key not in params:
-            close = [p for p in params if p not in RUNTIME_ARGS and (key in p or p in key)]
-            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+    for key, (allowed, within, example) in ALGO_RANGES.items():
+        value = cfg.algo.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and not within(value):
             problems.append(
-                (
-                    f"algo.{key} is not an argument of {name}{hint}",
-                    f"remove +algo.{key}; {name} takes: "
-                    + ", ".join(p for p in params if p not in ("self", *RUNTIME_ARGS)),
-                )
-            )
-        elif key != "policy" and not _accepts(params[key].annotation, value):
-            problems.append(
-                (
-                    f"algo.{key}={value!r} has the wrong type for {name} ({params[key].annotation})",
-                    f"give algo.{key} a value of that type",
-                )
+                (f"algo.{key}={value} is out of range: it must be {allowed}", f"set e.g. algo.{key}={example}")
             )
     return problems
+
+
+def device_problems(device: str) -> list[Problem]:
+    """``device=cuda`` (or ``cuda:N``) where torch sees no such GPU; ``auto`` falls back to the CPU by itself."""
+    if not device.lower().startswith("cuda"):
+        return []
+    if not torch.cuda.is_available():
+        return [(f"device={device} but torch finds no CUDA GPU here", "use device=cpu (or device=auto)")]
+    index = device.partition(":")[2]
+    if index.isdigit() and int(index) >= torch.cuda.device_count():
+        count = torch.cuda.device_count()
+        return [(f"device={device} but torch finds {count} GPU(s) here", f"use device=cuda:0 .. cuda:{count - 1}")]
+    return []
 
 
 def is_goal_env(env: gym.Env) -> bool:
@@ -159,19 +146,17 @@ def is_goal_env(env: gym.Env) -> bool:
     )
 
 
-def fit_problems(cfg: DictConfig, env: gym.Env, algo_cls: type[BaseAlgorithm], uses_her: bool) -> list[Problem]:
-    """Whether the algorithm fits the env's spaces after the wrappers, and rollout arithmetic."""
-    env_id = cfg.env.id
-    name = algo_cls.__name__
-    action_space = env.action_space
+def space_problems(env: gym.Env, algo_cls: type[BaseAlgorithm], uses_her: bool) -> list[Problem]:
+    """Whether ``algo_cls`` can act in ``env``'s action space and, with HER, whether ``env`` is a goal env."""
+    env_id, name = env.spec.id if env.spec is not None else type(env.unwrapped).__name__, algo_cls.__name__
     allowed = next((v for cls, v in ACTION_SPACES.items() if issubclass(algo_cls, cls)), None)
     problems: list[Problem] = []
-    if allowed is not None and not isinstance(action_space, allowed):
-        fits = [cls.__name__.lower() for cls, kinds in ACTION_SPACES.items() if isinstance(action_space, kinds)]
+    if allowed is not None and not isinstance(env.action_space, allowed):
+        fits = [cls.__name__.lower() for cls, kinds in ACTION_SPACES.items() if isinstance(env.action_space, kinds)]
         needs = " or ".join(kind.__name__ for kind in allowed)
         problems.append(
             (
-                f"{name} cannot train on {env_id}: it needs {needs} actions, the env has {action_space}",
+                f"{name} cannot train on {env_id}: it needs {needs} actions, the env has {env.action_space}",
                 f"use one of algo={', algo='.join(fits)}",
             )
         )
@@ -183,6 +168,18 @@ def fit_problems(cfg: DictConfig, env: gym.Env, algo_cls: type[BaseAlgorithm], u
                 "use a goal env such as env=pointgoal, or drop HER: algo=sac",
             )
         )
+    return problems
+
+
+def algo_fits(env: gym.Env, algo_cls: type[BaseAlgorithm], uses_her: bool) -> bool:
+    """:func:`space_problems` as a yes/no answer, for listings such as ``rlrun-envs``."""
+    return not space_problems(env, algo_cls, uses_her)
+
+
+def fit_problems(cfg: DictConfig, env: gym.Env, algo_cls: type[BaseAlgorithm], uses_her: bool) -> list[Problem]:
+    """Whether the algorithm fits the env's spaces after the wrappers (actions, goals, policy, HER's start)."""
+    env_id = cfg.env.id
+    problems = space_problems(env, algo_cls, uses_her) + native.problems(cfg)  # env.vectorization=native
     limit = env.spec.max_episode_steps if env.spec is not None else None
     learning_starts = cfg.algo.get("learning_starts")
     if uses_her and limit is not None and learning_starts is not None and learning_starts <= limit:
@@ -201,63 +198,69 @@ def fit_problems(cfg: DictConfig, env: gym.Env, algo_cls: type[BaseAlgorithm], u
                 "leave algo.policy=null (MultiInputPolicy is chosen), or add wrappers=[flatten]",
             )
         )
-    if issubclass(algo_cls, OnPolicyAlgorithm) and "n_steps" in cfg.algo:
-        rollout = cfg.algo.n_steps * cfg.env.n_envs
-        batch = cfg.algo.get("batch_size")
-        if rollout < 2:
-            problems.append((f"{name} rollout n_steps * env.n_envs = {rollout} is too small", "raise algo.n_steps"))
-        elif batch is not None and batch > rollout:
-            problems.append(
-                (
-                    f"algo.batch_size={batch} is larger than the rollout n_steps * env.n_envs = {rollout}",
-                    f"lower algo.batch_size to a divisor of {rollout}, or raise algo.n_steps / env.n_envs",
-                )
-            )
     return problems
 
 
-def algo_fits(env: gym.Env, algo_cls: type[BaseAlgorithm], uses_her: bool) -> bool:
-    """Whether ``algo_cls`` can act in ``env``'s action space and, with HER, whether ``env`` is a goal env.
-
-    The space part of :func:`fit_problems` as a yes/no answer, for listings such as ``rlrun-envs``.
-    """
-    allowed = next((v for cls, v in ACTION_SPACES.items() if issubclass(algo_cls, cls)), None)
-    return (allowed is None or isinstance(env.action_space, allowed)) and (not uses_her or is_goal_env(env))
+def rollout_size(cfg: DictConfig, algo_cls: type[BaseAlgorithm]) -> int | None:
+    """Steps per rollout of an on-policy algorithm (``n_steps * env.n_envs``); None for off-policy ones."""
+    if issubclass(algo_cls, OnPolicyAlgorithm) and "n_steps" in cfg.algo:
+        return int(cfg.algo.n_steps * cfg.env.n_envs)
+    return None
 
 
 def budget_problems(cfg: DictConfig, algo_cls: type[BaseAlgorithm]) -> list[Problem]:
-    """Budgets that make a run pointless: an off-policy agent that never gets past ``learning_starts``."""
-    from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
-
+    """Budgets and batch sizes with which a run cannot learn: training refuses them (exit 2)."""
+    name, total = algo_cls.__name__, cfg.total_timesteps
     problems: list[Problem] = []
     learning_starts = cfg.algo.get("learning_starts")
-    total = cfg.total_timesteps
     if issubclass(algo_cls, OffPolicyAlgorithm) and learning_starts is not None and learning_starts >= total:
         problems.append(
             (
                 f"algo.learning_starts={learning_starts} >= total_timesteps={total}: "
-                f"{algo_cls.__name__} would only act randomly and never update",
+                f"{name} would only act randomly and never update",
                 f"lower algo.learning_starts below {total}, or raise total_timesteps",
+            )
+        )
+    rollout, batch = rollout_size(cfg, algo_cls), cfg.algo.get("batch_size")
+    if rollout is None:
+        return problems
+    if rollout < 2:
+        problems.append((f"{name} rollout n_steps * env.n_envs = {rollout} is too small", "raise algo.n_steps"))
+    elif batch is not None and batch > rollout:
+        problems.append(
+            (
+                f"algo.batch_size={batch} is larger than the rollout n_steps * env.n_envs = {rollout}",
+                f"lower algo.batch_size to a divisor of {rollout}, or raise algo.n_steps / env.n_envs",
             )
         )
     return problems
 
 
 def budget_warnings(cfg: DictConfig, algo_cls: type[BaseAlgorithm]) -> list[Problem]:
-    """Legal settings that probably do not do what was meant (truncated minibatches, no evaluation)."""
+    """Legal settings that probably do not do what was meant: training logs them, ``rlrun-check`` notes them.
+
+    Truncated minibatches, a rollout longer than the whole budget, no periodic evaluation.
+    """
     problems: list[Problem] = []
-    batch = cfg.algo.get("batch_size")
-    if issubclass(algo_cls, OnPolicyAlgorithm) and "n_steps" in cfg.algo and batch:
-        rollout = cfg.algo.n_steps * cfg.env.n_envs
-        if rollout >= batch and rollout % batch:
-            problems.append(
-                (
-                    f"the rollout n_steps * env.n_envs = {rollout} is not a multiple of "
-                    f"algo.batch_size={batch}: each epoch ends with a truncated minibatch "
-                    f"of {rollout % batch}",
-                    f"use a batch_size that divides {rollout}",
-                )
+    rollout, batch = rollout_size(cfg, algo_cls), cfg.algo.get("batch_size")
+    if rollout is not None and batch and rollout >= batch and rollout % batch:
+        problems.append(
+            (
+                f"the rollout n_steps * env.n_envs = {rollout} is not a multiple of "
+                f"algo.batch_size={batch}: each epoch ends with a truncated minibatch "
+                f"of {rollout % batch}",
+                f"use a batch_size that divides {rollout}",
             )
+        )
+    total = cfg.total_timesteps
+    if rollout is not None and rollout > total:
+        problems.append(
+            (
+                f"the rollout n_steps * env.n_envs = {rollout} is larger than total_timesteps={total}: "
+                f"{algo_cls.__name__} collects one whole rollout, so the run takes {rollout} steps and updates once",
+                f"lower algo.n_steps to at most {max(total // cfg.env.n_envs, 1)}, or raise total_timesteps",
+            )
+        )
     if cfg.eval.every > cfg.total_timesteps:
         problems.append(
             (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from omegaconf import open_dict
 
-from rlrun import build, validate
+from rlrun import build, constructor_checks, validate
 from rlrun.errors import UserError
 from rlrun.train import preflight
 from tests.rlrun.helpers import compose_config
@@ -56,7 +56,7 @@ def test_gym_blank_without_id() -> None:
 )
 def test_algo_arguments_are_checked_against_the_constructor(overrides: list[str], message: str) -> None:
     cfg = compose_config(*overrides)
-    problems = validate.algo_problems(cfg, build.algo_class(cfg))
+    problems = constructor_checks.algo_problems(cfg, build.algo_class(cfg))
     assert len(problems) == 1 and problems[0][0].startswith(message)
 
 
@@ -69,7 +69,7 @@ def test_schedules_and_classes_are_accepted() -> None:
             "end": 0.0,
             "end_fraction": 1.0,
         }
-    assert validate.algo_problems(cfg, build.algo_class(cfg)) == []
+    assert constructor_checks.algo_problems(cfg, build.algo_class(cfg)) == []
 
 
 @pytest.mark.parametrize(
