@@ -62,6 +62,7 @@ class BatchedVecEnv(VecEnv):
 
     single_class: ClassVar[type[gym.Env[Any, Any]]]
     shared_methods: ClassVar[tuple[str, ...]] = ()
+    draws_per_refill: ClassVar[int] = 32  # start draws taken from a copy's generator at once
 
     def __init__(self, num_envs: int, max_episode_steps: int | None = None, **kwargs: Any) -> None:
         """Check the arguments with the single env and allocate the state of ``num_envs`` copies."""
@@ -78,12 +79,20 @@ class BatchedVecEnv(VecEnv):
         self.copy_rngs: list[np.random.Generator | None] = [None] * self.num_envs
         self.batch_rng = np.random.default_rng()
         self.actions: npt.NDArray[Any] | None = None
+        # Start draws made ahead, per copy: row i holds draws_per_refill draws of copy i's generator, used in
+        # order. Drawing k items at once gives the k items that k calls give, so the starts are the same.
+        self.draws: npt.NDArray[Any] | None = None
+        self.draws_used = np.full(self.num_envs, self.draws_per_refill, dtype=np.int64)
 
     # -- what a subclass implements -------------------------------------------------------------------------
 
     @abstractmethod
-    def reset_copy(self, index: int, rng: np.random.Generator, options: dict[str, Any]) -> None:
-        """Draw copy ``index``'s starting state from ``rng`` with the single env's calls, in its order."""
+    def draw(self, rng: np.random.Generator, count: int) -> npt.NDArray[Any]:
+        """``count`` items of the single env's start draws (shape ``(count, ...)``), as its calls make them."""
+
+    @abstractmethod
+    def start(self, indices: npt.NDArray[np.intp]) -> None:
+        """Put the copies ``indices`` at new starting states, from :meth:`take` as the single env's reset."""
 
     @abstractmethod
     def advance(self, actions: npt.NDArray[Any]) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
@@ -94,12 +103,32 @@ class BatchedVecEnv(VecEnv):
         """The observations of all copies, or of ``indices``, as new arrays (never views of the state)."""
 
     @abstractmethod
-    def copy_info(self, index: int) -> dict[str, Any]:
-        """The single env's ``info`` for copy ``index`` in its current state."""
+    def copy_infos(self, indices: npt.NDArray[np.intp]) -> list[dict[str, Any]]:
+        """The single env's ``info`` for each copy in ``indices``, in its current state."""
 
     @abstractmethod
     def check_actions(self, actions: Any) -> npt.NDArray[Any]:
         """The actions as an array with one row per copy; ``ValueError`` for what the single env refuses."""
+
+    def start_from_options(self, index: int, options: dict[str, Any]) -> bool:
+        """Apply ``reset`` options to copy ``index``; whether they set its state. The default ignores them."""
+        return False
+
+    def take(self, indices: npt.NDArray[np.intp]) -> npt.NDArray[Any]:
+        """The next start draw of each copy in ``indices`` (distinct), refilling from its generator as needed."""
+        refill = self.draws_per_refill
+        for index in indices[self.draws_used[indices] >= refill].tolist():
+            rng = self.copy_rngs[index]
+            assert rng is not None, "step() before reset()"
+            items = self.draw(rng, refill)
+            if self.draws is None:
+                self.draws = np.empty((self.num_envs, *items.shape), dtype=items.dtype)
+            self.draws[index] = items
+            self.draws_used[index] = 0
+        assert self.draws is not None
+        items = self.draws[indices, self.draws_used[indices]]
+        self.draws_used[indices] += 1
+        return items
 
     # -- SB3's VecEnv ---------------------------------------------------------------------------------------
 
@@ -108,14 +137,14 @@ class BatchedVecEnv(VecEnv):
         given = [seed for seed in self._seeds if seed is not None]
         if given:
             self.batch_rng = np.random.default_rng([*given, self.num_envs])
-        for index in range(self.num_envs):
-            seed, rng = self._seeds[index], self.copy_rngs[index]
-            if seed is not None or rng is None:
-                rng = seeding.np_random(seed)[0]
-                self.copy_rngs[index] = rng
-            self.reset_copy(index, rng, self._options[index])
+        for index, seed in enumerate(self._seeds):
+            if seed is not None or self.copy_rngs[index] is None:
+                self.copy_rngs[index] = seeding.np_random(seed)[0]
+                self.draws_used[index] = self.draws_per_refill  # draws of the old generator are dropped
+        drawn = [i for i, opts in enumerate(self._options) if not (opts and self.start_from_options(i, opts))]
+        self.start(np.array(drawn, dtype=np.intp))
         self.elapsed[:] = 0
-        self.reset_infos = [self.copy_info(index) for index in range(self.num_envs)]
+        self.reset_infos = self.copy_infos(np.arange(self.num_envs))
         self._reset_seeds()
         self._reset_options()
         return self.observe()
@@ -142,17 +171,17 @@ class BatchedVecEnv(VecEnv):
     def _finish(self, finished: npt.NDArray[np.intp], terminated: npt.NDArray[np.bool_], infos: list[Any]) -> None:
         """Fill the infos of the finished copies (before their reset) and reset them."""
         terminal = self.observe(finished)
-        for row, index in enumerate(finished.tolist()):
-            info = self.copy_info(index)
-            info["TimeLimit.truncated"] = not terminated[index]
-            if isinstance(terminal, dict):
-                info["terminal_observation"] = {key: value[row] for key, value in terminal.items()}
-            else:
-                info["terminal_observation"] = terminal[row]
+        rows: list[Any]
+        if isinstance(terminal, dict):
+            rows = [dict(zip(terminal, values, strict=True)) for values in zip(*terminal.values(), strict=True)]
+        else:
+            rows = list(terminal)
+        ended = zip(finished.tolist(), self.copy_infos(finished), rows, terminated[finished].tolist(), strict=True)
+        for index, info, row, term in ended:
+            info["TimeLimit.truncated"] = not term
+            info["terminal_observation"] = row
             infos[index] = info
-            rng = self.copy_rngs[index]
-            assert rng is not None, "step() before reset()"
-            self.reset_copy(index, rng, {})
+        self.start(finished)
         self.elapsed[finished] = 0
 
     def close(self) -> None:

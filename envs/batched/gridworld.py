@@ -30,15 +30,20 @@ class BatchedGridWorld(BatchedVecEnv):
         self.agents = np.zeros((self.num_envs, 2), dtype=np.int64)
         self.targets = np.zeros((self.num_envs, 2), dtype=np.int64)
 
-    def reset_copy(self, index: int, rng: np.random.Generator, options: dict[str, Any]) -> None:
-        """As ``GridWorldEnv.reset``: two distinct cells, the target drawn among the other cells."""
+    def draw(self, rng: np.random.Generator, count: int) -> npt.NDArray[np.int64]:
+        """Pairs of cell numbers as ``GridWorldEnv.reset`` draws them: the agent's, then the target's among
+        the other cells."""
+        cells = self.single.size * self.single.size
+        return rng.integers(0, np.array([cells, cells - 1]), size=(count, 2))
+
+    def start(self, indices: npt.NDArray[np.intp]) -> None:
+        """As ``GridWorldEnv.reset``: two distinct cells, the target's number skipping the agent's."""
+        pairs = self.take(indices)
+        agent, target = pairs[:, 0], pairs[:, 1]
+        target = target + (target >= agent)
         size = self.single.size
-        cells = size * size
-        agent = int(rng.integers(cells))
-        target = int(rng.integers(cells - 1))
-        target += target >= agent
-        self.agents[index] = divmod(agent, size)
-        self.targets[index] = divmod(target, size)
+        self.agents[indices] = np.stack(divmod(agent, size), axis=1)
+        self.targets[indices] = np.stack(divmod(target, size), axis=1)
 
     def check_actions(self, actions: Any) -> npt.NDArray[np.int64]:
         """Integer actions in [0, 3], one per copy; ``ValueError`` names the first bad one."""
@@ -58,11 +63,10 @@ class BatchedGridWorld(BatchedVecEnv):
             return {"agent": self.agents.copy(), "target": self.targets.copy()}
         return {"agent": self.agents[indices], "target": self.targets[indices]}
 
-    def copy_info(self, index: int) -> dict[str, Any]:
+    def copy_infos(self, indices: npt.NDArray[np.intp]) -> list[dict[str, Any]]:
         """``{"distance", "is_success"}`` as ``GridWorldEnv`` reports them (Manhattan distance, an int)."""
-        (ax, ay), (tx, ty) = self.agents[index].tolist(), self.targets[index].tolist()
-        distance = abs(ax - tx) + abs(ay - ty)
-        return {"distance": distance, "is_success": distance == 0}
+        distances = np.abs(self.agents[indices] - self.targets[indices]).sum(axis=1).tolist()
+        return [{"distance": d, "is_success": d == 0} for d in distances]
 
 
 def discrete_actions(actions: Any, num_envs: int, names: tuple[str, ...]) -> npt.NDArray[np.int64]:

@@ -28,14 +28,18 @@ class BatchedPointEnv(BatchedVecEnv):
         super().__init__(num_envs, max_episode_steps, **kwargs)
         self.positions = np.zeros((self.num_envs, 2), dtype=np.float64)
 
-    def reset_copy(self, index: int, rng: np.random.Generator, options: dict[str, Any]) -> None:
-        """As ``PointEnv.reset``: uniform in the start square, redrawn while inside the goal."""
-        single = self.single
-        while True:
-            x, y = rng.uniform(-single.start_range, single.start_range, size=2).tolist()
-            if math.hypot(x, y) > single.goal_tolerance:
-                break
-        self.positions[index] = (x, y)
+    def draw(self, rng: np.random.Generator, count: int) -> npt.NDArray[np.float64]:
+        """Candidate starts, as ``PointEnv.reset`` draws them: uniform in the start square."""
+        return rng.uniform(-self.single.start_range, self.single.start_range, size=(count, 2))
+
+    def start(self, indices: npt.NDArray[np.intp]) -> None:
+        """As ``PointEnv.reset``: candidates redrawn while inside the goal."""
+        tolerance = self.single.goal_tolerance
+        while indices.size:
+            starts = self.take(indices)
+            outside = python_hypot(starts[:, 0], starts[:, 1], tolerance) > tolerance
+            self.positions[indices[outside]] = starts[outside]
+            indices = indices[~outside]
 
     def check_actions(self, actions: Any) -> npt.NDArray[np.float64]:
         """Float actions of shape ``(num_envs, 2)``, finite, clipped to [-1, 1] (as ``planar_action``)."""
@@ -55,11 +59,11 @@ class BatchedPointEnv(BatchedVecEnv):
         rows = self.positions if indices is None else self.positions[indices]
         return rows.astype(np.float32)
 
-    def copy_info(self, index: int) -> dict[str, Any]:
+    def copy_infos(self, indices: npt.NDArray[np.intp]) -> list[dict[str, Any]]:
         """``{"distance", "is_success"}`` as ``PointEnv`` reports them."""
-        x, y = self.positions[index].tolist()
-        distance = math.hypot(x, y)
-        return {"distance": distance, "is_success": distance <= self.single.goal_tolerance}
+        tolerance = self.single.goal_tolerance
+        distances = map(math.hypot, *self.positions[indices].T.tolist())
+        return [{"distance": d, "is_success": d <= tolerance} for d in distances]
 
 
 def planar_actions(actions: Any, num_envs: int) -> npt.NDArray[np.float64]:

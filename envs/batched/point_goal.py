@@ -39,16 +39,19 @@ class BatchedPointGoal(BatchedVecEnv):
         """The single env's vectorised ``compute_reward``: 0 within ``distance_threshold``, else -1."""
         return self.single.compute_reward(achieved_goal, desired_goal, info)
 
-    def reset_copy(self, index: int, rng: np.random.Generator, options: dict[str, Any]) -> None:
-        """As ``PointGoalEnv.reset``: a uniform start, then a goal redrawn while it is already reached."""
-        single, arena = self.single, self.single.arena
-        position = rng.uniform(-arena, arena, size=2).astype(np.float32)
-        while True:
-            goal = rng.uniform(-arena, arena, size=2).astype(np.float32)
-            if single.compute_reward(position, goal, None) != 0.0:
-                break
-        self.positions[index] = position
-        self.goals[index] = goal
+    def draw(self, rng: np.random.Generator, count: int) -> npt.NDArray[np.float32]:
+        """Points as ``PointGoalEnv.reset`` draws them (the start, then goals): uniform in the arena."""
+        return rng.uniform(-self.single.arena, self.single.arena, size=(count, 2)).astype(np.float32)
+
+    def start(self, indices: npt.NDArray[np.intp]) -> None:
+        """As ``PointGoalEnv.reset``: a start, then goals redrawn while the goal is already reached."""
+        positions = self.take(indices)
+        self.positions[indices] = positions
+        while indices.size:
+            goals = self.take(indices)
+            apart = np.asarray(self.single.compute_reward(positions, goals, None)) != 0.0
+            self.goals[indices[apart]] = goals[apart]
+            indices, positions = indices[~apart], positions[~apart]
 
     def check_actions(self, actions: Any) -> npt.NDArray[np.float64]:
         """Float actions of shape ``(num_envs, 2)``, finite, clipped to [-1, 1]."""
@@ -70,8 +73,9 @@ class BatchedPointGoal(BatchedVecEnv):
         goals = self.goals if indices is None else self.goals[indices]
         return {"achieved_goal": positions.copy(), "desired_goal": goals.copy(), "observation": positions.copy()}
 
-    def copy_info(self, index: int) -> dict[str, Any]:
+    def copy_infos(self, indices: npt.NDArray[np.intp]) -> list[dict[str, Any]]:
         """``{"distance", "is_success"}`` as ``PointGoalEnv`` reports them."""
-        (x, y), (gx, gy) = self.positions[index].tolist(), self.goals[index].tolist()
-        success = self.single.compute_reward(self.positions[index], self.goals[index], None) == 0.0
-        return {"distance": math.hypot(x - gx, y - gy), "is_success": bool(success)}
+        positions, goals = self.positions[indices], self.goals[indices]
+        success = (np.asarray(self.single.compute_reward(positions, goals, None)) == 0.0).tolist()
+        offsets = (positions.astype(np.float64) - goals.astype(np.float64)).T.tolist()
+        return [{"distance": d, "is_success": s} for d, s in zip(map(math.hypot, *offsets), success, strict=True)]

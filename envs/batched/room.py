@@ -35,21 +35,29 @@ class BatchedRoomToy(BatchedVecEnv):
         self._moves = np.array(_MOVES, dtype=np.float64) * self.single.step_size
         self._goal = np.array(self.single.goal, dtype=np.float64)
 
-    def reset_copy(self, index: int, rng: np.random.Generator, options: dict[str, Any]) -> None:
-        """As ``RoomToyEnv.reset``: ``options["state"]``, or uniform in the room, redrawn inside the goal."""
-        single = self.single
+    def draw(self, rng: np.random.Generator, count: int) -> npt.NDArray[np.float64]:
+        """Candidate starts, as ``RoomToyEnv.reset`` draws them: uniform in the room."""
+        return rng.uniform(0.0, self.single.size, size=(count, 2))
+
+    def start(self, indices: npt.NDArray[np.intp]) -> None:
+        """As ``RoomToyEnv.reset``: candidates redrawn while inside the goal."""
+        radius = self.single.goal_radius
+        while indices.size:
+            starts = self.take(indices)
+            offset = starts - self._goal
+            outside = python_hypot(offset[:, 0], offset[:, 1], radius) >= radius
+            self.positions[indices[outside]] = starts[outside]
+            indices = indices[~outside]
+
+    def start_from_options(self, index: int, options: dict[str, Any]) -> bool:
+        """``{"state": [x, y]}`` starts copy ``index`` there, checked as ``RoomToyEnv.reset`` checks it."""
         unknown = sorted(set(options) - {"state"})
         if unknown:
             raise ValueError(f"unknown reset option(s) {unknown}; RoomToyEnv accepts 'state'")
-        if options.get("state") is not None:
-            x, y = single._forced_state(options["state"])
-        else:
-            gx, gy = single.goal
-            while True:
-                x, y = rng.uniform(0.0, single.size, size=2).tolist()
-                if math.hypot(x - gx, y - gy) >= single.goal_radius:
-                    break
-        self.positions[index] = (x, y)
+        if options.get("state") is None:
+            return False
+        self.positions[index] = self.single._forced_state(options["state"])
+        return True
 
     def check_actions(self, actions: Any) -> npt.NDArray[np.int64]:
         """Integer actions in [0, 3], one per copy; ``ValueError`` names the first bad one."""
@@ -72,9 +80,8 @@ class BatchedRoomToy(BatchedVecEnv):
         rows = self.positions if indices is None else self.positions[indices]
         return rows.astype(np.float32)
 
-    def copy_info(self, index: int) -> dict[str, Any]:
+    def copy_infos(self, indices: npt.NDArray[np.intp]) -> list[dict[str, Any]]:
         """``{"distance", "is_success"}`` as ``RoomToyEnv`` reports them."""
-        x, y = self.positions[index].tolist()
-        gx, gy = self.single.goal
-        distance = math.hypot(x - gx, y - gy)
-        return {"distance": distance, "is_success": distance < self.single.goal_radius}
+        radius = self.single.goal_radius
+        offsets = (self.positions[indices] - self._goal).T.tolist()
+        return [{"distance": d, "is_success": d < radius} for d in map(math.hypot, *offsets)]

@@ -138,7 +138,7 @@ def test_same_states_and_actions_give_the_single_envs_next_states_rewards_and_fl
             expected = native.observe(np.array([i]))
             assert_same_obs({k: v[None] for k, v in obs.items()} if isinstance(obs, dict) else obs[None], expected)
             assert np.float32(reward) == rewards[i] and term == terminated[i] and not trunc
-            assert info == native.copy_info(i)
+            assert info == native.copy_infos(np.array([i]))[0]
             assert all(
                 np.array_equal(a, b) for a, b in zip(single_state(single, env_id), [r[i] for r in after], strict=True)
             )
@@ -310,7 +310,32 @@ def test_on_the_goal_circle_success_is_decided_as_the_single_env_decides(env_id:
     else:  # a move there and back would round: compare the distance of the positions as they are
         native.positions[:] -= native._moves[0]
         rewards, terminated = native.advance(native.check_actions(np.zeros(n, dtype=np.int64)))
-    distances = [native.copy_info(i)["distance"] for i in range(n)]
+    distances = [native.copy_infos(np.array([i]))[0]["distance"] for i in range(n)]
     expected = [d <= radius if env_id == "rlrun/PointEnv-v0" else d < radius for d in distances]
     assert terminated.tolist() == expected
     assert np.array_equal(rewards, -np.array(distances, dtype=np.float64).astype(np.float32))
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"),
+    [
+        ("rlrun/PointEnv-v0", {"goal_tolerance": 0.9}),
+        ("rlrun/GridWorld-v0", {"size": 2}),
+        ("rlrun/PointGoal-v0", {"distance_threshold": 0.9}),
+        ("rlrun/RoomToy-v0", {"goal_radius": 2.0}),
+    ],
+    ids=["point", "gridworld", "point_goal", "room"],
+)
+def test_starts_redrawn_many_times_are_the_single_envs_starts(env_id: str, kwargs: dict[str, Any]) -> None:
+    # Large goals reject most start draws; the batched env draws ahead, and must use the draws in order.
+    n = 5
+    native = make_vec_env(env_id, n, seed=3, **kwargs)
+    singles = [gym.make(env_id, **kwargs) for _ in range(n)]
+    starts = [native.reset()] + [native.reset() for _ in range(40)]  # unseeded resets continue the generators
+    for i, single in enumerate(singles):
+        expected = [single.reset(seed=3 + i)[0]] + [single.reset()[0] for _ in range(40)]
+        for got, want in zip(starts, expected, strict=True):
+            if isinstance(want, dict):
+                assert all(np.array_equal(got[key][i], want[key]) for key in want)
+            else:
+                assert np.array_equal(got[i], want)
