@@ -30,6 +30,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 # Half-width, relative, of the window around a float64 distance inside which ``sqrt(dx * dx + dy * dy)`` and
 # ``math.hypot`` (which the single envs use) may differ: both are within about one ulp (2.2e-16) of the truth.
 _HYPOT_SLACK = 8 * np.finfo(np.float64).eps
+_FEW = 64
 
 
 def python_hypot(dx: npt.NDArray[np.float64], dy: npt.NDArray[np.float64], threshold: float) -> npt.NDArray[np.float64]:
@@ -41,6 +42,8 @@ def python_hypot(dx: npt.NDArray[np.float64], dy: npt.NDArray[np.float64], thres
     so exactly those pairs are recomputed by ``math.hypot``: the float32 rewards and the flags derived from
     the result are the single env's (the float64 distances may differ in their last bit).
     """
+    if dx.size <= _FEW:  # a few finished copies: math.hypot itself is quicker than the arithmetic below
+        return np.array(list(map(math.hypot, dx.tolist(), dy.tolist())), dtype=np.float64)
     distance = np.sqrt(dx * dx + dy * dy)
     low = (distance * (1.0 - _HYPOT_SLACK)).astype(np.float32)
     high = (distance * (1.0 + _HYPOT_SLACK)).astype(np.float32)
