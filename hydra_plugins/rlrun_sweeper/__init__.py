@@ -1,0 +1,1 @@
+"""rlrun's Hydra sweeper (``hydra/sweeper=rlrun``, the default in ``conf/config.yaml``)."""

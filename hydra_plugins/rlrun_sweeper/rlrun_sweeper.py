@@ -1,0 +1,87 @@
+"""``hydra/sweeper=rlrun``: Hydra's basic sweeper with rlrun's decisions taken before any job is launched.
+
+Hydra writes a job's ``.hydra/`` and opens its log inside the job, before rlrun's code runs there, so
+whether a job is skipped, resumed, run again or refused is decided here, in the sweep's own process
+(:mod:`rlrun.sweep`); the launcher (basic, joblib, submitit, Ray) only ever sees the jobs to run.
+"""
+
+import copy
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.types import HydraContext, TaskFunction
+from omegaconf import DictConfig, open_dict, read_write
+
+from hydra_plugins.rlrun_sweeper import config as _config  # noqa: F401  (stores hydra/sweeper=rlrun)
+
+if TYPE_CHECKING:
+    from rlrun.sweep_plan import Job
+
+
+def _command() -> str:
+    """The command line as the user typed it."""
+    import shlex
+
+    prog = "python -m rlrun" if sys.argv[0].endswith("__main__.py") else Path(sys.argv[0]).name
+    return " ".join([prog, *map(shlex.quote, sys.argv[1:])])
+
+
+class RlrunSweeper(BasicSweeper):
+    """Cartesian-product sweeps, as Hydra's basic sweeper, that skip, resume, re-run or refuse each job."""
+
+    def __init__(
+        self, max_batch_size: int | None = None, params: dict[str, str] | None = None, stale_after_s: float = 600.0
+    ) -> None:
+        super().__init__(max_batch_size=max_batch_size, params=params)
+        self.stale_after_s = stale_after_s
+
+    def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig) -> None:
+        # the sweep folder, absolute and fixed now: launchers and workers (which may start elsewhere) see this
+        with read_write(config), open_dict(config):
+            config.hydra.sweep.dir = str(Path(str(config.hydra.sweep.dir)).absolute())
+        super().setup(hydra_context=hydra_context, task_function=task_function, config=config)
+
+    def _job(self, overrides: list[str], sweep_dir: Path) -> "Job":
+        """Compose one job's config as its launcher will, and name its folder."""
+        from rlrun.keys import config_hash
+        from rlrun.resolvers import sweep_subdir
+        from rlrun.sweep_plan import Job  # noqa: F811  (here: importing rlrun imports this module)
+
+        assert self.hydra_context is not None and self.config is not None
+        cfg = self.hydra_context.config_loader.load_sweep_config(self.config, overrides)
+        choices = cfg.hydra.runtime.choices
+        folder = sweep_subdir(str(choices.get("env")), str(choices.get("algo")), overrides, cfg.seed)
+        task = copy.deepcopy(cfg)  # what the job sees: Hydra's run_job drops the hydra node
+        with read_write(task), open_dict(task):
+            del task["hydra"]
+        return Job(overrides=overrides, folder=folder, path=sweep_dir / folder, config_hash=config_hash(task))
+
+    def sweep(self, arguments: list[str]) -> None:
+        """Plan every job, launch those to run, record the sweep; exit with the sweep's status."""
+        from rlrun import sweep as sweeping
+        from rlrun.errors import report_user_errors
+        from rlrun.sweep_plan import decide, refuse_collisions
+
+        assert self.config is not None and self.launcher is not None and self.hydra_context is not None
+        parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
+        overrides = parser.parse_overrides([*self._parse_config(), *arguments])
+        sweep_dir = Path(str(self.config.hydra.sweep.dir))
+        jobs = [self._job(list(job), sweep_dir) for batch in self.split_arguments(overrides, None) for job in batch]
+        with report_user_errors():
+            refuse_collisions(jobs)
+        for job in jobs:
+            decide(job, self.stale_after_s)
+        info = {"command": _command(), "launcher": self.config.hydra.runtime.choices.get("hydra/launcher")}
+        launcher = self.launcher
+        status = sweeping.run(
+            jobs,
+            lambda batch, first: launcher.launch(batch, initial_job_idx=first),
+            sweep_dir,
+            info,
+            self.max_batch_size,
+        )
+        if status:
+            sys.exit(status)

@@ -1,0 +1,221 @@
+"""``rlrun -m``: sweeps that isolate failures, continue with the same command and never depend on the launcher.
+
+Every sweep runs as a user runs it, ``python -m rlrun -m ...`` in a subprocess, with tiny budgets.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+import torch
+
+# Test envs of the user's own, imported by the workers from PYTHONPATH: Coin learns, Crash raises mid-training.
+SWEEP_ENVS = """\
+import gymnasium as gym
+import numpy as np
+
+
+class Coin(gym.Env):
+    observation_space = gym.spaces.Box(0.0, 1.0, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        return np.ones(1, np.float32), float(action), self.t >= 5, False, {}
+
+
+class Crash(Coin):
+    steps = 0
+
+    def step(self, action):
+        Crash.steps += 1
+        if Crash.steps > 100:
+            raise RuntimeError("the simulator crashed")
+        return super().step(action)
+
+
+gym.register("sweep/Coin-v0", entry_point=Coin)
+gym.register("sweep/Crash-v0", entry_point=Crash)
+"""
+
+TINY_GYM = [
+    "env=gym",
+    "algo=ppo",
+    "total_timesteps=256",
+    "algo.n_steps=64",
+    "algo.batch_size=32",
+    "algo.policy_kwargs={net_arch:[16]}",
+    "eval.every=128",
+    "eval.episodes=2",
+    "eval.final_episodes=2",
+    "eval.n_envs=1",
+    "snapshot.every=128",
+]
+# GridWorld PPO (its preset with a smaller budget): long enough to be stopped between two snapshots
+GRIDWORLD = [
+    "env=gridworld",
+    "algo=ppo",
+    "total_timesteps=4096",
+    "algo.n_steps=16",
+    "algo.batch_size=64",
+    "algo.policy_kwargs={net_arch:[16]}",
+    "eval.every=1024",
+    "eval.episodes=2",
+    "eval.final_episodes=4",
+    "eval.n_envs=2",
+    "snapshot.every=256",
+]
+
+
+def sweep(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rlrun", "-m", *args],
+        cwd=cwd,
+        env={**os.environ, "HYDRA_FULL_ERROR": "0", "PYTHONPATH": str(cwd)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def record(run_dir: Path) -> dict:
+    return json.loads((run_dir / "run.json").read_text())
+
+
+def files(folder: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file under ``folder`` (``.hydra`` included) with its bytes and modification time."""
+    return {
+        str(p.relative_to(folder)): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def parameters(run_dir: Path) -> dict[str, torch.Tensor]:
+    with zipfile.ZipFile(run_dir / "model.zip") as archive:
+        return torch.load(io.BytesIO(archive.read("policy.pth")), weights_only=True)
+
+
+def eval_rows(run_dir: Path) -> list[list[str]]:
+    with open(run_dir / "eval.csv") as f:
+        return [row[:4] for row in csv.reader(f)]  # all columns but wall_s
+
+
+def assert_same_results(a: Path, b: Path) -> None:
+    pa, pb = parameters(a), parameters(b)
+    assert pa.keys() == pb.keys()
+    assert all(torch.equal(pa[k], pb[k]) for k in pa), f"{a} and {b} trained different parameters"
+    assert eval_rows(a) == eval_rows(b)
+
+
+def test_colliding_folders_are_refused_before_any_job_starts(tmp_path: Path) -> None:
+    result = sweep(["seed=0", "progress_bar=true,false", "sweep=clash"], tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "two jobs of this sweep map to one folder" in result.stderr and "progress_bar=false" in result.stderr.lower()
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "outputs").exists()
+
+
+def test_joblib_sweep_isolates_failures_and_the_same_command_continues(tmp_path: Path) -> None:
+    (tmp_path / "sweepenvs.py").write_text(SWEEP_ENVS)
+    ids = "env.id=sweepenvs:sweep/Coin-v0,CartPole-v1,sweepenvs:sweep/Crash-v0,NoSuch-v0"
+    first = sweep([*TINY_GYM, ids, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"], tmp_path)
+    assert first.returncode == 1, first.stdout + first.stderr
+    (sweep_dir,) = (tmp_path / "outputs" / "sweeps").iterdir()  # unnamed: one folder for all workers
+    data = json.loads((sweep_dir / "sweep.json").read_text())
+    assert data["launcher"] == "joblib" and data["sweep"] == sweep_dir.name
+    assert {k: data["counts"][k] for k in ("planned", "completed", "failed", "skipped")} == {
+        "planned": 4,
+        "completed": 2,
+        "failed": 2,
+        "skipped": 0,
+    }
+    (crash,) = [job for job in data["jobs"] if "env.id-sweepenvs+sweep+Crash-v0" in job["folder"]]
+    (mistake,) = [job for job in data["jobs"] if "env.id-NoSuch-v0" in job["folder"]]
+    assert crash["status"] == "failed" and "the simulator crashed" in crash["error"]
+    assert mistake["status"] == "failed" and "NoSuch" in mistake["error"]
+    for job in (crash, mistake):  # each failure keeps its folder, its log and a run.json saying so
+        assert record(sweep_dir / job["folder"])["status"] == "failed"
+        assert (sweep_dir / job["log"]).is_file()
+    assert "[4/4]" in first.stdout and "2 completed, 2 failed" in first.stdout
+    done = [sweep_dir / job["folder"] for job in data["jobs"] if job["status"] == "completed"]
+    before = {run_dir: files(run_dir) for run_dir in done}
+
+    # the same sweep again (named now, so it finds the same folder): skip, rerun, refuse nothing
+    again = sweep(
+        [*TINY_GYM, ids, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", f"sweep={sweep_dir.name}"], tmp_path
+    )
+    assert again.returncode == 1, again.stdout + again.stderr
+    data = json.loads((sweep_dir / "sweep.json").read_text())
+    assert data["counts"]["skipped"] == 2 and data["counts"]["failed"] == 2 and data["counts"]["refused"] == 0
+    assert {run_dir: files(run_dir) for run_dir in done} == before  # untouched, .hydra included
+    for job in (crash, mistake):
+        first_attempt = sweep_dir / job["folder"] / "attempts" / "1"
+        assert record(first_attempt)["status"] == "failed" and (first_attempt / "rlrun.log").is_file()
+        assert record(sweep_dir / job["folder"])["status"] == "failed"
+
+
+def _stop_when_snapshotted(process: subprocess.Popen[str], job_glob: str, sweep_dir: Path) -> Path:
+    """SIGTERM the worker running the job once it has written its first snapshot."""
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and process.poll() is None:
+        for run_dir in sweep_dir.glob(job_glob):
+            if list(run_dir.glob("snapshots/step-*/manifest.json")) and (run_dir / "run.json").exists():
+                os.kill(record(run_dir)["pid"], signal.SIGTERM)
+                return run_dir
+        time.sleep(0.05)
+    raise AssertionError("the job never wrote a snapshot")
+
+
+def test_a_worker_stopped_by_sigterm_continues_bit_identical_and_launchers_agree(tmp_path: Path) -> None:
+    reference = sweep([*GRIDWORLD, "seed=0,1", "sweep=basic"], tmp_path)
+    assert reference.returncode == 0, reference.stdout + reference.stderr
+    args = [*GRIDWORLD, "seed=0,1", "sweep=joblib", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rlrun", "-m", *args],
+        cwd=tmp_path,
+        env={**os.environ, "HYDRA_FULL_ERROR": "0"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    stopped = _stop_when_snapshotted(process, "gridworld-ppo/*/seed-1", tmp_path / "outputs" / "sweeps" / "joblib")
+    output, _ = process.communicate(timeout=300)
+    assert process.returncode == 1, output
+    assert record(stopped)["status"] == "interrupted"
+    data = json.loads((tmp_path / "outputs" / "sweeps" / "joblib" / "sweep.json").read_text())
+    assert [job["status"] for job in data["jobs"]] == ["completed", "interrupted"]
+
+    again = sweep(args, tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert record(stopped)["status"] == "completed" and record(stopped)["resumes"]
+    for seed in (0, 1):
+        (basic,) = (tmp_path / "outputs" / "sweeps" / "basic").glob(f"gridworld-ppo/*/seed-{seed}")
+        (joblib,) = (tmp_path / "outputs" / "sweeps" / "joblib").glob(f"gridworld-ppo/*/seed-{seed}")
+        assert_same_results(basic, joblib)
+
+
+@pytest.mark.parametrize("seed", [0])
+def test_sweep_folder_names_hold_no_equals_or_commas(tmp_path: Path, seed: int) -> None:
+    from rlrun.resolvers import sweep_subdir
+
+    folder = sweep_subdir(
+        "gym", "ppo", ["env.id=a/B-v0", "wrappers=[flatten,scale_reward]", "progress_bar=false"], seed
+    )
+    assert "=" not in folder and "," not in folder
+    assert folder == "gym-ppo/env.id-a+B-v0_wrappers-flatten+scale_reward/seed-0"
