@@ -26,6 +26,7 @@ from rlrun.evaluation import EVAL_CSV_HEADER
 log = logging.getLogger("rlrun.table")
 
 STATUSES = ("running", "completed", "failed", "interrupted")
+ATTEMPTS = "attempts"  # <job>/attempts/<k>/: a sweep job's earlier, failed attempts
 _EVAL_COLUMNS = EVAL_CSV_HEADER.strip().split(",")
 MISSING = object()  # a dotted key absent from a config
 
@@ -123,13 +124,14 @@ def find_runs(folders: Sequence[Path]) -> list[Run]:
 
 
 def _run_folders(folder: Path) -> Iterator[Path]:
-    """Run folders at any depth; a run folder's own subfolders (snapshots, attempts) are not searched."""
+    """Run folders at any depth; a run folder's own subfolders (snapshots) are not searched, nor a sweep
+    job's ``attempts/`` (failed attempts the job was run again after, DESIGN.md "Sweeps")."""
     for root, dirs, files in os.walk(folder):
         if "run.json" in files and "config.yaml" in files:
             dirs.clear()
             yield Path(root)
         else:
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != ATTEMPTS)
 
 
 def read_run(folder: Path) -> Run:

@@ -272,6 +272,7 @@ def test_damaged_runs_are_left_out_with_one_warning_each(tmp_path: Path, caplog:
     (no_eval / "eval.csv").unlink()
     make_run(tmp_path / "sweep/seed-6", 6, 99.0, status="failed")  # counted, never averaged
     make_run(tmp_path / "sweep/seed-7", 7, 99.0, status="running")
+    make_run(tmp_path / "sweep/seed-8/attempts/1", 8, 99.0, status="failed")  # a failed attempt, run again
 
     write_tables([tmp_path / "sweep"], tmp_path / "out")
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
