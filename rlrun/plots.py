@@ -17,6 +17,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import EngFormatter
 
 from rlrun.table_runs import Group
 from rlrun.table_stats import curve_band
@@ -55,7 +56,7 @@ def _panel(ax: Axes, env_id: str, groups: Sequence[Group], metric: str) -> None:
     ax.set_xlabel("env steps")
     ax.set_ylabel(f"{_LABELS[metric]} (IQM, 95% CI)")
     ax.grid(alpha=0.3)
-    ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4))
+    ax.xaxis.set_major_formatter(EngFormatter(sep=""))  # 20k, 1M
     if drawn:
         ax.legend(fontsize="small", loc="best")
     else:

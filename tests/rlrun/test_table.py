@@ -181,6 +181,8 @@ def test_probability_of_improvement(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert (compare["low"], compare["high"]) == pytest.approx((interval.low, interval.high), abs=1e-12)
     assert f"P(`{names[0]}` > `{names[1]}`) = 0.58" in (tmp_path / "table.md").read_text()
 
+    with pytest.raises(UserError, match="no completed run with a final success"):
+        write_tables([tmp_path], tmp_path / "success", metric="success", compare=names)
     with pytest.raises(SystemExit) as stop:
         main([str(tmp_path), "--compare", names[0], "cartpole-ppo"])
     assert stop.value.code == 2
