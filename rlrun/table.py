@@ -98,6 +98,11 @@ def _compare(groups: Sequence[Group], names: tuple[str, str], metric: str) -> di
     return {"a": names[0], "b": names[1], "metric": metric, **probability_of_improvement(*samples)}
 
 
+def group_names(folders: Sequence[Path], by: Sequence[str] | None = None) -> list[str]:
+    """The names of the groups a table of ``folders`` would have, in table order (what ``compare=`` takes)."""
+    return [group.name for group in group_runs(find_runs([Path(f) for f in folders]), list(by) if by else None)]
+
+
 def write_tables(
     folders: Sequence[Path],
     out: Path,

@@ -17,7 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 from scipy import stats
 
 from rlrun.errors import UserError
-from rlrun.table import main, write_tables
+from rlrun.table import group_names, main, write_tables
 from rlrun.table_files import COLUMNS, write_section
 from tests.rlrun.helpers import compose_config
 
@@ -166,6 +166,7 @@ def test_probability_of_improvement(tmp_path: Path, capsys: pytest.CaptureFixtur
     for seed, score in enumerate(b):
         make_run(tmp_path / f"b/seed-{seed}", seed, score, overrides=["algo.n_steps=128"], config_hash="b" * 64)
     names = ("cartpole-ppo algo.n_steps=64", "cartpole-ppo algo.n_steps=128")
+    assert group_names([tmp_path]) == list(names)  # rows in numeric order of the values: 64 before 128
     write_tables([tmp_path], tmp_path, compare=names)
 
     def improvement(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
