@@ -1,0 +1,170 @@
+"""A seed sweep with the joblib launcher against the same sweep with Hydra's basic (one-at-a-time) launcher.
+
+Each sweep is a whole ``python -m rlrun -m`` process, as a user runs it: GridWorld with PPO (its preset),
+``--seeds`` seeds at ``--steps`` steps. The two launchers alternate (basic, joblib, basic, joblib, ...),
+so machine noise hits both alike. Reported: the median wall time of each, the speed-up (goal: at least
+1.8 on 2 cores, where 2.0 is the limit) and the peak resident memory of the whole sweep, the sum over its
+process tree (the sweep's process, joblib's workers, env processes) sampled every 0.1 s on Linux's /proc.
+The table is written into BENCHMARKS.md between its ``sweep_scaling`` markers (only that section).
+
+    python benchmarks/sweep_scaling.py                                # 4 seeds x 50k steps, 2 rounds
+    python benchmarks/sweep_scaling.py --steps 2000 --seeds 2 --rounds 1 --out /tmp/b.md   # a quick try
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+GOAL = 1.8
+LAUNCHERS = ("basic", "joblib")
+BEGIN, END = "<!-- rlrun:begin sweep_scaling -->", "<!-- rlrun:end sweep_scaling -->"
+
+
+@dataclass
+class Sweep:
+    """What one sweep process cost."""
+
+    launcher: str
+    wall_s: float
+    peak_rss_mb: float
+    completed: int
+
+
+def _children() -> dict[int, list[int]]:
+    """Every process's children, from /proc/<pid>/stat (the parent pid is the 4th field)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(parent, []).append(int(entry.name))
+    return children
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def tree_rss_mb(root: int) -> float:
+    """Resident memory of ``root`` and all its descendants, in MiB."""
+    children, pending, total = _children(), [root], 0
+    while pending:
+        pid = pending.pop()
+        total += _rss_kb(pid)
+        pending.extend(children.get(pid, []))
+    return total / 1024
+
+
+def run_sweep(launcher: str, seeds: int, steps: int, workdir: Path, name: str) -> Sweep:
+    """Run one sweep as its own process in ``workdir`` and sample its process tree until it ends."""
+    command = [
+        sys.executable,
+        "-m",
+        "rlrun",
+        "-m",
+        "env=gridworld",
+        "algo=ppo",
+        f"seed=range({seeds})",
+        f"total_timesteps={steps}",
+        "progress_bar=false",
+        f"sweep={name}",
+        f"hydra/launcher={launcher}",
+    ]
+    peak = 0.0
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    stderr: list[str] = []
+    reader = threading.Thread(target=lambda: stderr.append(process.stderr.read() if process.stderr else ""))
+    reader.start()
+    while process.poll() is None:
+        peak = max(peak, tree_rss_mb(process.pid))
+        time.sleep(0.1)
+    wall = time.perf_counter() - started
+    reader.join()
+    if process.returncode != 0:
+        sys.exit(f"{launcher} sweep failed (exit {process.returncode}):\n{stderr[0][-3000:]}")
+    records = (workdir / "outputs" / "sweeps" / name).glob("**/run.json")
+    completed = sum(json.loads(p.read_text())["status"] == "completed" for p in records)
+    return Sweep(launcher, wall, peak, completed)
+
+
+def section(results: dict[str, list[Sweep]], args: argparse.Namespace) -> str:
+    """The Markdown section of BENCHMARKS.md."""
+    basic, joblib = (statistics.median(s.wall_s for s in results[name]) for name in LAUNCHERS)
+    speedup = basic / joblib
+    lines = [
+        "## Sweep scaling: joblib against the basic launcher",
+        "",
+        f"`python benchmarks/sweep_scaling.py --seeds {args.seeds} --steps {args.steps} --rounds {args.rounds}`: "
+        f"GridWorld PPO (preset), {args.seeds} seeds x {args.steps} steps, whole `python -m rlrun -m` processes, "
+        f"launchers alternated, {args.rounds} round(s); {os.cpu_count()} cores, Python {platform.python_version()}.",
+        "",
+        "| launcher | wall s (median) | each round, s | peak RSS of the sweep, MiB | jobs completed |",
+        "| --- | ---: | --- | ---: | ---: |",
+    ]
+    for name in LAUNCHERS:
+        sweeps = results[name]
+        rounds = ", ".join(f"{s.wall_s:.1f}" for s in sweeps)
+        median = statistics.median(s.wall_s for s in sweeps)
+        peak = max(s.peak_rss_mb for s in sweeps)
+        lines.append(f"| {name} | {median:.1f} | {rounds} | {peak:.0f} | {min(s.completed for s in sweeps)} |")
+    verdict = "met" if speedup >= GOAL else "NOT met"
+    lines += ["", f"Speed-up of joblib: **{speedup:.2f}x** (goal >= {GOAL}x: {verdict})."]
+    return "\n".join(lines)
+
+
+def write_section(path: Path, text: str) -> None:
+    """Replace this benchmark's section of ``path`` (or append it; create the file if absent)."""
+    block = f"{BEGIN}\n{text}\n{END}"
+    old = path.read_text() if path.exists() else ""
+    if BEGIN in old and END in old:
+        head, rest = old.split(BEGIN, 1)
+        new = head + block + rest.split(END, 1)[1]
+    else:
+        new = (old.rstrip("\n") + "\n\n" if old.strip() else "") + block + "\n"
+    path.write_text(new)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=4)
+    parser.add_argument("--steps", type=int, default=50_000)
+    parser.add_argument("--rounds", type=int, default=2, help="times each launcher runs, alternating")
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "BENCHMARKS.md")
+    args = parser.parse_args()
+    results: dict[str, list[Sweep]] = {name: [] for name in LAUNCHERS}
+    with tempfile.TemporaryDirectory(prefix="rlrun-sweep-scaling-") as tmp:
+        for round_ in range(args.rounds):
+            for name in LAUNCHERS:
+                sweep = run_sweep(name, args.seeds, args.steps, Path(tmp), f"{name}-{round_}")
+                print(f"round {round_ + 1}: {name:<6} {sweep.wall_s:7.1f} s, peak RSS {sweep.peak_rss_mb:6.0f} MiB")
+                results[name].append(sweep)
+    text = section(results, args)
+    print("\n" + text)
+    write_section(args.out, text)
+    print(f"\nwritten to {args.out}")
+
+
+if __name__ == "__main__":
+    main()
