@@ -1,14 +1,16 @@
 """Exact resume: what SB3's ``save`` leaves out, captured at a snapshot and put back on resume.
 
-Captured: the RNG states (Python, numpy, torch, the model's action space), the in-process envs
-themselves (their wrappers, ``np_random``, episode counters and the vec env's buffers),
-VecNormalize's running returns, the logger's values recorded but not yet written, and the
-evaluation callback's state. Subprocess envs cannot be captured: such a run resumes with freshly
-reset envs, correctly but not bit-identically.
+Captured: the RNG states (Python, numpy, torch, the model's action space), gSDE's sampled
+exploration noise, the envs themselves (in-process: the vec env with its buffers; subprocess: each
+worker's env, pickled in the worker and sent back), the NaN checker's step counter, VecNormalize's
+running returns, the logger's values recorded but not yet written, and the evaluation callback's state
+(best and latest score, training seconds). Action noise (its state included, e.g. Ornstein-Uhlenbeck's)
+is saved by ``model.save`` itself. Envs that cannot be pickled cannot be snapshotted at all.
 """
 
 from __future__ import annotations
 
+import copy
 import csv
 import json
 import os
@@ -19,22 +21,79 @@ from typing import Any
 import numpy as np
 import torch
 from stable_baselines3.common.base_class import BaseAlgorithm
-from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.distributions import StateDependentNoiseDistribution
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper, VecMonitor
 
+from envs.batched import BatchedVecEnv
 from rlrun.errors import UserError
 from rlrun.evaluation import EVAL_CSV_HEADER, PeriodicEvaluation
+from rlrun.nan import CheckNan
 from rlrun.snapshots import list_snapshots, newest_complete
 
+_SDE_NOISE = ("exploration_mat", "exploration_matrices")  # gSDE's sampled noise (not parameters)
+_MONITOR_STATE = ("episode_returns", "episode_lengths", "episode_count")  # VecMonitor's (native envs)
 
-def _vec_state(venv: VecEnv) -> dict[str, Any] | None:
+
+def _vec_monitor(venv: VecEnv) -> VecMonitor | None:
+    while isinstance(venv, VecEnvWrapper):
+        if isinstance(venv, VecMonitor):
+            return venv
+        venv = venv.venv
+    return None
+
+
+def _vec_state(venv: VecEnv) -> dict[str, Any] | list[dict[str, Any]] | None:
+    """The envs themselves: a DummyVecEnv's attributes, or each subprocess worker's outermost env's."""
     base = venv.unwrapped
-    return dict(base.__dict__) if isinstance(base, DummyVecEnv) else None
+    if isinstance(base, DummyVecEnv):
+        return dict(base.__dict__)
+    if isinstance(base, BatchedVecEnv):  # env.vectorization=native: all copies' arrays and VecMonitor's counts
+        monitor = _vec_monitor(venv)
+        counts = None if monitor is None else {key: copy.copy(getattr(monitor, key)) for key in _MONITOR_STATE}
+        return {"batched": dict(base.__dict__), "monitor": counts}
+    if isinstance(base, SubprocVecEnv):  # pickled in the worker, sent back through its pipe
+        return base.env_method("__getstate__")
+    return None
+
+
+def _put_vec_state(venv: VecEnv, saved: dict[str, Any] | list[dict[str, Any]] | None) -> bool:
+    base = venv.unwrapped
+    if isinstance(base, BatchedVecEnv) and isinstance(saved, dict) and "batched" in saved:
+        base.__dict__.update(saved["batched"])
+        if (monitor := _vec_monitor(venv)) is not None and saved["monitor"] is not None:
+            monitor.__dict__.update(saved["monitor"])
+    elif isinstance(base, DummyVecEnv) and isinstance(saved, dict):
+        base.__dict__.update(saved)
+    elif isinstance(base, SubprocVecEnv) and isinstance(saved, list) and len(saved) == base.num_envs:
+        for index, env_state in enumerate(saved):
+            base.set_attr("__dict__", env_state, indices=[index])
+    else:
+        return False
+    return True
+
+
+def _nan_checker(venv: VecEnv) -> CheckNan | None:
+    while isinstance(venv, VecEnvWrapper):
+        if isinstance(venv, CheckNan):
+            return venv
+        venv = venv.venv
+    return None
+
+
+def _sde_noise(model: BaseAlgorithm) -> list[StateDependentNoiseDistribution]:
+    """gSDE's noise distributions (the policy's, or SAC's actor's): their sampled exploration matrices are
+    not parameters, so ``model.save`` leaves them out."""
+    holders = [model.policy, getattr(model.policy, "actor", None)]
+    found = [getattr(holder, "action_dist", None) for holder in holders]
+    return [dist for dist in found if isinstance(dist, StateDependentNoiseDistribution)]
 
 
 def capture(model: BaseAlgorithm, train_env: VecEnv, eval_env: VecEnv, evaluator: PeriodicEvaluation) -> dict[str, Any]:
     """Everything beyond ``model.save`` that the continuation depends on."""
     normalizer = model.get_vec_normalize_env()
     logger = model.logger
+    checker = _nan_checker(train_env)
     return {
         "rng": {
             "python": random.getstate(),
@@ -42,35 +101,41 @@ def capture(model: BaseAlgorithm, train_env: VecEnv, eval_env: VecEnv, evaluator
             "torch": torch.get_rng_state(),
             "action_space": model.action_space.np_random.bit_generator.state,
         },
+        "sde": [{name: getattr(dist, name, None) for name in _SDE_NOISE} for dist in _sde_noise(model)],
         "train_env": _vec_state(train_env),
         "eval_env": _vec_state(eval_env),
+        "check_nan_steps": None if checker is None else checker.steps,
         "normalizer_returns": None if normalizer is None else normalizer.returns.copy(),
         "logger": {
             "name_to_value": dict(logger.name_to_value),
             "name_to_count": dict(logger.name_to_count),
             "name_to_excluded": dict(logger.name_to_excluded),
         },
-        "evaluator": {"best_mean_return": evaluator.best_mean_return, "wall_s": evaluator.wall()},
+        "evaluator": {
+            "best_mean_return": evaluator.best_mean_return,
+            "last_mean_return": evaluator.last_mean_return,  # the score of the snapshots to come
+            "wall_s": evaluator.wall(),
+        },
     }
 
 
 def restore(
     state: dict[str, Any], model: BaseAlgorithm, train_env: VecEnv, eval_env: VecEnv, evaluator: PeriodicEvaluation
 ) -> bool:
-    """Put captured state back after the model was loaded; returns whether the resume is exact."""
-    exact = True
-    for venv, saved in ((train_env, state["train_env"]), (eval_env, state["eval_env"])):
-        base = venv.unwrapped
-        if saved is not None and isinstance(base, DummyVecEnv):
-            base.__dict__.update(saved)
-        else:
-            exact = False  # subprocess envs: reset and continue
+    """Put captured state back after the model was loaded; returns whether the resume is exact.
+
+    The torch RNG and gSDE's noise are put back again by :class:`RestoreAtFirstRollout`.
+    """
+    exact = all([_put_vec_state(train_env, state["train_env"]), _put_vec_state(eval_env, state["eval_env"])])
+    if (checker := _nan_checker(train_env)) is not None and state.get("check_nan_steps") is not None:
+        checker.steps = state["check_nan_steps"]
     normalizer = model.get_vec_normalize_env()
     if normalizer is not None and state["normalizer_returns"] is not None:
         normalizer.returns = state["normalizer_returns"]
     for name, values in state["logger"].items():
         getattr(model.logger, name).update(values)
     evaluator.best_mean_return = state["evaluator"]["best_mean_return"]
+    evaluator.last_mean_return = state["evaluator"].get("last_mean_return")
     evaluator.wall_offset = state["evaluator"]["wall_s"]
     rng = state["rng"]
     random.setstate(rng["python"])
@@ -80,6 +145,31 @@ def restore(
     if not exact:
         model._last_obs = None  # type: ignore[assignment]  # learn() resets the fresh envs
     return exact
+
+
+class RestoreAtFirstRollout(BaseCallback):
+    """Puts the torch RNG and gSDE's exploration matrices back at the first rollout start of a resumed run.
+
+    SB3 samples new gSDE noise at the start of every rollout, just before the callbacks' ``on_rollout_start``
+    where snapshots are taken; undoing that first draw makes the continuation exact.
+    """
+
+    def __init__(self, state: dict[str, Any]) -> None:
+        super().__init__()
+        self.state: dict[str, Any] | None = state
+
+    def _on_rollout_start(self) -> None:
+        if self.state is None:
+            return
+        torch.set_rng_state(self.state["rng"]["torch"])
+        for dist, saved in zip(_sde_noise(self.model), self.state.get("sde", []), strict=False):
+            for name, value in saved.items():
+                if value is not None:
+                    setattr(dist, name, value)
+        self.state = None
+
+    def _on_step(self) -> bool:
+        return True
 
 
 def rewind_eval_csv(path: Path, step: int) -> None:

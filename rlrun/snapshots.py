@@ -2,10 +2,15 @@
 
 A snapshot holds everything a run needs to continue: the model with its optimiser state
 (``model.zip``), the replay buffer, the VecNormalize statistics, and ``state.pkl`` with what SB3's
-``save`` leaves out (RNG states, the in-process envs themselves, the logger's pending values, the
-callbacks' state). It is written under a temporary name, every file flushed to disk, a
-``manifest.json`` with each file's sha256 written last, and only then renamed into place: a process
-killed at any moment leaves either the complete snapshot or none, and a damaged one is detected.
+``save`` leaves out (RNG states, the envs themselves, the logger's pending values, the callbacks'
+state, the score of the latest evaluation). It is written under a temporary name (``.tmp-*``), every
+file flushed to disk, a ``manifest.json`` with each file's sha256 written last, and only then renamed
+into place; old snapshots are renamed to a ``.tmp-*`` name before they are deleted. So a process killed
+at any moment leaves complete ``step-*`` folders and ``.tmp-*`` leftovers, which the next run or resume
+removes and which are never listed as snapshots.
+
+Checksums are verified when a snapshot is loaded (and once per process for the snapshots a resumed run
+finds), never again for the snapshots a process wrote itself.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 MANIFEST = "manifest.json"
 STATE = "state.pkl"
 BUFFER = "replay_buffer.pkl"
+TMP = ".tmp-"
 
 
 def snapshot_name(step: int) -> str:
@@ -58,13 +64,33 @@ def _write_manifest(snapshot: Path, manifest: dict[str, Any]) -> None:
     os.replace(tmp, snapshot / MANIFEST)
 
 
+def remove(snapshot: Path) -> None:
+    """Delete a snapshot folder: renamed to a ``.tmp-`` name first, so a kill midway leaves no damaged
+    ``step-*`` folder, only a leftover that :func:`clean` removes."""
+    doomed = snapshot.with_name(f"{TMP}removed-{snapshot.name}")
+    shutil.rmtree(doomed, ignore_errors=True)
+    os.rename(snapshot, doomed)
+    shutil.rmtree(doomed)
+
+
+def clean(folder: Path) -> None:
+    """Remove the ``.tmp-*`` leftovers of writes and removals that were killed."""
+    if folder.is_dir():
+        for leftover in folder.glob(f"{TMP}*"):
+            shutil.rmtree(leftover, ignore_errors=True)
+
+
 def save_snapshot(
     model: BaseAlgorithm, folder: Path, state: dict[str, Any], with_buffer: bool, score: float | None
 ) -> Path:
-    """Write a complete snapshot of ``model`` at its current step, atomically."""
+    """Write a complete snapshot of ``model`` at its current step, atomically.
+
+    A folder of the same step already there is a damaged one (the caller never writes a step twice):
+    it is removed only once the new snapshot is complete.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     final = folder / snapshot_name(model.num_timesteps)
-    tmp = folder / f".tmp-{final.name}"
+    tmp = folder / f"{TMP}{final.name}"
     shutil.rmtree(tmp, ignore_errors=True)  # a leftover of a write that was killed
     tmp.mkdir()
     model.save(tmp / "model.zip")
@@ -78,8 +104,8 @@ def save_snapshot(
     for path in files:
         _fsync(path)
     _write_manifest(tmp, {"step": model.num_timesteps, "score": score, "files": {p.name: _sha256(p) for p in files}})
-    if final.exists():  # the same step written again by a resumed run: the new one replaces it
-        shutil.rmtree(final)
+    if final.exists():
+        remove(final)
     os.rename(tmp, final)
     _fsync(folder)
     return final
@@ -89,8 +115,12 @@ def manifest(snapshot: Path) -> dict[str, Any]:
     return json.loads((snapshot / MANIFEST).read_text())
 
 
+def step_of(snapshot: Path) -> int:
+    return int(snapshot.name.removeprefix("step-"))
+
+
 def is_complete(snapshot: Path) -> bool:
-    """Whether every file the manifest lists is present with its recorded hash."""
+    """Whether every file the manifest lists is present with its recorded hash (reads every byte)."""
     try:
         files = manifest(snapshot)["files"]
         return all(_sha256(snapshot / name) == digest for name, digest in files.items())
@@ -99,7 +129,7 @@ def is_complete(snapshot: Path) -> bool:
 
 
 def list_snapshots(folder: Path) -> list[Path]:
-    """Snapshot folders, oldest first (temporary folders of interrupted writes excluded)."""
+    """Snapshot folders, oldest first (``.tmp-*`` leftovers of killed writes excluded)."""
     if not folder.is_dir():
         return []
     return sorted(p for p in folder.iterdir() if p.is_dir() and p.name.startswith("step-"))
@@ -136,22 +166,36 @@ def drop_file(snapshot: Path, name: str) -> None:
     (snapshot / name).unlink()
 
 
-def prune(folder: Path, keep: int, replay_buffer: str) -> None:
-    """Keep the newest ``keep`` snapshots and the best one; ``latest``: the buffer in the newest only."""
-    snapshots = list_snapshots(folder)
-    keep_best = best(folder)
-    for old in snapshots[:-keep]:
-        if old != keep_best:
-            shutil.rmtree(old)
+def prune(folder: Path, keep: int, replay_buffer: str, scores: dict[str, float | None]) -> None:
+    """Apply the retention rules to the complete snapshots ``scores`` names (name -> evaluation score).
+
+    Kept: the newest ``keep`` complete snapshots and the best-scored one; with ``latest`` only the newest
+    complete one keeps its replay buffer. Folders not in ``scores`` are damaged: they never count toward
+    ``keep``; those older than the newest complete one are removed (they could never be resumed from),
+    newer ones are left for the run to write over when it reaches their step.
+    """
+    complete = sorted(name for name in scores if (folder / name).is_dir())
+    if not complete:
+        return
+    scored = [(score, name) for name, score in scores.items() if score is not None and name in complete]
+    kept = set(complete[-keep:]) | ({max(scored)[1]} if scored else set())
+    for snapshot in list_snapshots(folder):
+        if snapshot.name in kept:
+            continue
+        if snapshot.name in complete or snapshot.name < complete[-1]:
+            remove(snapshot)
+            scores.pop(snapshot.name, None)
     if replay_buffer == "latest":
-        for old in list_snapshots(folder)[:-1]:
-            drop_file(old, BUFFER)
+        for name in sorted(kept)[:-1]:
+            drop_file(folder / name, BUFFER)
 
 
 class SnapshotCallback(BaseCallback):
     """Snapshot every ``every`` env steps at the next rollout boundary, where nothing is half-collected.
 
-    ``state`` returns what SB3's ``save`` leaves out; ``score`` the latest evaluation's mean return.
+    ``state`` returns what SB3's ``save`` leaves out; ``score`` the latest evaluation's mean return;
+    ``written`` is told the step of each new snapshot. ``resumed_from``: the snapshot this run was
+    loaded from (verified then); older ones are verified once here, newer ones are damaged.
     """
 
     def __init__(
@@ -162,11 +206,25 @@ class SnapshotCallback(BaseCallback):
         replay_buffer: str,
         state: Callable[[], dict[str, Any]],
         score: Callable[[], float | None],
+        written: Callable[[int], None] = lambda step: None,
+        resumed_from: Path | None = None,
     ) -> None:
         super().__init__()
         self.folder, self.every, self.keep, self.replay_buffer = folder, every, keep, replay_buffer
-        self.state, self.score = state, score
+        self.state, self.score, self.written = state, score, written
         self.next_snapshot = every
+        self.scores = self._known(resumed_from)
+
+    def _known(self, resumed_from: Path | None) -> dict[str, float | None]:
+        """The complete snapshots already in the folder, with their scores."""
+        clean(self.folder)
+        if resumed_from is None:
+            return {}
+        return {
+            s.name: manifest(s)["score"]
+            for s in list_snapshots(self.folder)
+            if s == resumed_from or (s.name < resumed_from.name and is_complete(s))
+        }
 
     def _on_training_start(self) -> None:
         while self.next_snapshot <= self.num_timesteps:  # a resumed run: the next one still ahead
@@ -184,7 +242,13 @@ class SnapshotCallback(BaseCallback):
         self.snapshot()
 
     def snapshot(self) -> Path:
-        """Write a snapshot now and apply the retention rules."""
-        path = save_snapshot(self.model, self.folder, self.state(), self.replay_buffer != "none", self.score())
-        prune(self.folder, self.keep, self.replay_buffer)
+        """Write a snapshot now (unless this step's is already written) and apply the retention rules."""
+        path = self.folder / snapshot_name(self.model.num_timesteps)
+        if path.name in self.scores:
+            return path
+        score = self.score()
+        save_snapshot(self.model, self.folder, self.state(), self.replay_buffer != "none", score)
+        self.scores[path.name] = score
+        prune(self.folder, self.keep, self.replay_buffer, self.scores)
+        self.written(self.model.num_timesteps)
         return path

@@ -10,33 +10,27 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import torch
 from omegaconf import DictConfig, OmegaConf
-from stable_baselines3.common.callbacks import CallbackList
+from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import HParam, Logger, TensorBoardOutputFormat
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.utils import set_random_seed
+from stable_baselines3.common.vec_env import VecEnv
 from torch.utils.tensorboard import SummaryWriter
 
 from rlrun import build, constructor_checks, exact_resume, snapshots, validate
 from rlrun.evaluation import PeriodicEvaluation, evaluate, sync_normalization
-from rlrun.interrupts import InterruptCallback, RunInterrupted
-from rlrun.record import RunRecord
+from rlrun.interrupts import InterruptCallback, RunInterrupted, StoppableCallbacks
+from rlrun.record import KeepRecordCurrent, RunRecord
 
 log = logging.getLogger("rlrun")
-
-
-class _TensorBoard(TensorBoardOutputFormat):
-    """SB3's TensorBoard writer with a ``purge_step``: a resumed run drops the events after its snapshot."""
-
-    def __init__(self, folder: str, purge_step: int | None = None) -> None:
-        self.writer = SummaryWriter(log_dir=folder, purge_step=purge_step)
-        self._is_closed = False
 
 
 def preflight(cfg: DictConfig) -> str:
@@ -97,69 +91,87 @@ def _progress_bar(cfg: DictConfig, meta: dict[str, Any]) -> bool:
 def _run(
     cfg: DictConfig, run_dir: Path, record: RunRecord, meta: dict[str, Any], snapshot: Path | None
 ) -> dict[str, Any]:
-    train_env = eval_env = None
-    started = time.perf_counter()
+    envs: list[VecEnv] = []
+    progress: list[Callable[[], dict[str, Any]]] = []  # the steps and seconds so far, once there are any
     try:
-        stats = snapshot / "vecnormalize.pkl" if snapshot is not None else None
-        train_env = build.make_train_env(cfg, stats if stats is not None and stats.exists() else None)
+        train_env = build.make_train_env(cfg, _statistics(snapshot))
+        envs.append(train_env)
         eval_env = build.make_eval_env(cfg, n_envs=cfg.eval.get("n_envs", 1))  # 1: runs from before the key
+        envs.append(eval_env)
         evaluator = PeriodicEvaluation(eval_env, cfg.eval.every, cfg.eval.episodes, run_dir / "eval.csv")
+        first: list[BaseCallback] = []  # a resumed run's: put back what SB3 draws anew at the first rollout
         if snapshot is None:
             model = build.make_model(cfg, train_env)
-            model.set_logger(Logger(str(run_dir / "tb"), [_TensorBoard(str(run_dir / "tb"))]))
+            model.set_logger(_tensorboard(run_dir / "tb"))
         else:
-            model = _restore(cfg, run_dir, snapshot, train_env, eval_env, evaluator)
-        interrupts = InterruptCallback()
+            model, first = _restore(cfg, run_dir, snapshot, train_env, eval_env, evaluator)
+        progress.append(lambda: RunRecord.counts(model.num_timesteps, evaluator.wall()))
+        live = KeepRecordCurrent(record, evaluator.wall, cfg.eval.every)
         snapshotter = snapshots.SnapshotCallback(
             run_dir / "snapshots",
             cfg.snapshot.every,
             cfg.snapshot.keep,
             cfg.snapshot.replay_buffer,
             state=lambda: exact_resume.capture(model, train_env, eval_env, evaluator),
-            score=lambda: evaluator.last_mean_return,
+            score=lambda: evaluator.last_mean_return,  # the latest periodic evaluation's mean return
+            written=live.save,
+            resumed_from=snapshot,
         )
+        interrupts = InterruptCallback(snapshotter.snapshot)
         with interrupts.installed():
             model.learn(
                 cfg.total_timesteps - model.num_timesteps,
-                callback=CallbackList([evaluator, snapshotter, interrupts]),
+                callback=StoppableCallbacks([*first, evaluator, live, snapshotter], interrupts),
                 reset_num_timesteps=snapshot is None,
                 progress_bar=_progress_bar(cfg, meta),
             )
-        wall = evaluator.wall()
+        counts = progress[0]()
         if interrupts.received is not None:
-            snapshotter.snapshot()
-            record.finish("interrupted", timesteps=model.num_timesteps, wall_s=round(wall, 3))
+            interrupts.stop_snapshot or snapshotter.snapshot()  # steps and seconds recorded as it is written
+            record.finish("interrupted")
             raise RunInterrupted(interrupts.received, str(run_dir))
         sync_normalization(train_env, eval_env)  # the final statistics, not the last evaluation's
         final = evaluate(model, eval_env, cfg.eval.final_episodes)
         _save_final(model, run_dir)
         _log_final(model.logger, cfg, final.summary(), model.num_timesteps)
-        record.finish(
-            "completed",
-            timesteps=model.num_timesteps,
-            wall_s=round(wall, 3),
-            fps=round(model.num_timesteps / max(time.perf_counter() - started, 1e-9), 1),
-            final=final.summary(),
-        )
+        record.finish("completed", **counts, final=final.summary())
         return final.summary()
     except RunInterrupted:
         raise
-    except KeyboardInterrupt:
-        record.finish("interrupted", wall_s=round(time.perf_counter() - started, 3))
+    except KeyboardInterrupt:  # a third signal, or one outside learn(): resumable from the last snapshot
+        record.finish("interrupted", **(progress[0]() if progress else {}))
         raise
     except BaseException as error:
-        record.finish("failed", error=f"{type(error).__name__}: {error}")
+        record.finish("failed", error=f"{type(error).__name__}: {error}", **(progress[0]() if progress else {}))
         raise
     finally:
-        for env in (train_env, eval_env):
-            if env is not None:
-                env.close()
+        for env in envs:
+            env.close()
+
+
+def _statistics(snapshot: Path | None) -> Path | None:
+    """The snapshot's VecNormalize statistics, if it has any."""
+    stats = snapshot / "vecnormalize.pkl" if snapshot is not None else None
+    return stats if stats is not None and stats.exists() else None
+
+
+def _tensorboard(folder: Path, purge_step: int | None = None) -> Logger:
+    """SB3's logger writing TensorBoard events; with ``purge_step`` (a resumed run), TensorBoard drops the
+    events at and after that step written before the resume.
+
+    SB3's ``TensorBoardOutputFormat`` takes no ``purge_step``: a writer of torch's own, opened and closed
+    first, leaves the purge marker in an events file that sorts before the new writer's.
+    """
+    if purge_step is not None:
+        SummaryWriter(log_dir=str(folder), purge_step=purge_step).close()
+    return Logger(str(folder), [TensorBoardOutputFormat(str(folder))])
 
 
 def _restore(
-    cfg: DictConfig, run_dir: Path, snapshot: Path, train_env: Any, eval_env: Any, evaluator: PeriodicEvaluation
-):
-    """Load the snapshot's model, buffer and state; rewind the logs to its step."""
+    cfg: DictConfig, run_dir: Path, snapshot: Path, train_env: VecEnv, eval_env: VecEnv, evaluator: PeriodicEvaluation
+) -> tuple[BaseAlgorithm, list[BaseCallback]]:
+    """Load the snapshot's model, buffer and state; rewind the logs to its step. Also returns the callback
+    that puts back, at the first rollout start, what SB3 draws anew there."""
     model = build.load_model(cfg, snapshot / "model.zip", train_env)
     step = model.num_timesteps
     if isinstance(model, OffPolicyAlgorithm):
@@ -168,11 +180,12 @@ def _restore(
             model.load_replay_buffer(snapshot / snapshots.BUFFER, truncate_last_traj=False)
         else:
             warnings.warn(f"{snapshot} holds no replay buffer; continuing with an empty one", stacklevel=2)
-    model.set_logger(Logger(str(run_dir / "tb"), [_TensorBoard(str(run_dir / "tb"), purge_step=step + 1)]))
-    if not exact_resume.restore(snapshots.load_state(snapshot), model, train_env, eval_env, evaluator):
-        log.warning("subprocess envs were reset: the resumed run is correct but not bit-identical")
+    model.set_logger(_tensorboard(run_dir / "tb", purge_step=step + 1))
+    state = snapshots.load_state(snapshot)
+    if not exact_resume.restore(state, model, train_env, eval_env, evaluator):
+        log.warning("the envs could not be restored and were reset: the resumed run is correct but not bit-identical")
     exact_resume.rewind_eval_csv(run_dir / "eval.csv", step)
-    return model
+    return model, [exact_resume.RestoreAtFirstRollout(state)]
 
 
 def _save_final(model: Any, run_dir: Path) -> None:

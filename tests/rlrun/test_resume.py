@@ -19,21 +19,14 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from rlrun import build, interrupts, snapshots
 from rlrun.errors import UserError
 from rlrun.train import resume, train
-from tests.rlrun.helpers import compose_config, shrink
+from tests.rlrun.kill_during_snapshot import STEPS, config
 
-STEPS = 1024
 REPO = Path(__file__).resolve().parents[2]
+NOISE = "algo.action_noise={_target_:stable_baselines3.common.noise.NormalActionNoise,mean:[0,0],sigma:[0.1,0.1]}"
 
 
 class Crash(Exception):
-    """Stands in for a process dying mid-run."""
-
-
-def config(*overrides: str) -> DictConfig:
-    cfg = shrink(compose_config(*overrides), STEPS)
-    cfg.snapshot.every = STEPS // 4
-    cfg.eval.every = STEPS // 8
-    return cfg
+    """Stands in for a process dying mid-run (in-process tests)."""
 
 
 def crash_at(monkeypatch: pytest.MonkeyPatch, step: int) -> None:
@@ -65,26 +58,39 @@ def tree(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+def kill_child(run_dir: Path, point: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the kill helper in a child process: train (or ``resume``) until SIGKILL at ``point``."""
+    return subprocess.run(
+        [sys.executable, "-m", "tests.rlrun.kill_during_snapshot", str(run_dir), point, *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def resume_in_fresh_process(run_dir: Path) -> None:
+    result = cli([f"resume={run_dir}", "progress_bar=false"], run_dir.parent)
+    assert result.returncode == 0, result.stderr
+
+
 @pytest.mark.parametrize(
     "overrides",
     [
-        ["env=gridworld", "algo=ppo"],
-        ["env=pendulum", "algo=ppo", "env.normalize.obs=true", "env.normalize.reward=true"],
-        ["env=pointenv", "algo=sac"],
+        ["env=gridworld", "algo=ppo", "env.n_envs=2", "env.vec_env=subproc"],
+        ["env=pendulum", "algo=ppo", "env.n_envs=2", "env.normalize.obs=true", "env.normalize.reward=true"]
+        + ["algo.use_sde=true", "algo.sde_sample_freq=4"],
+        ["env=pointenv", "algo=sac", "algo.use_sde=true", NOISE],
         ["env=pointgoal", "algo=her"],
     ],
-    ids=["ppo", "ppo-normalized", "sac", "her"],
+    ids=["ppo-subproc-2envs", "ppo-normalized-gsde-2envs", "sac-gsde-action-noise", "her"],
 )
-def test_killed_and_resumed_run_is_bit_identical(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overrides: list[str]
-) -> None:
+def test_killed_and_resumed_run_is_bit_identical(tmp_path: Path, overrides: list[str]) -> None:
+    killed = kill_child(tmp_path / "killed", f"step-{int(STEPS * 0.6)}", *overrides)  # mid-rollout
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert status(tmp_path / "killed") == "running"  # as a killed process leaves it; its pid is gone
+    resume_in_fresh_process(tmp_path / "killed")
     train(config(*overrides), tmp_path / "whole")
-    with monkeypatch.context() as patch:
-        crash_at(patch, int(STEPS * 0.6))  # after the second snapshot, mid-rollout
-        with pytest.raises(Crash):
-            train(config(*overrides), tmp_path / "killed")
-    assert status(tmp_path / "killed") == "failed"
-    resume(tmp_path / "killed", progress_bar="false")
 
     assert status(tmp_path / "killed") == "completed"
     assert eval_rows(tmp_path / "killed") == eval_rows(tmp_path / "whole")
@@ -109,36 +115,6 @@ def test_logs_after_resume_have_no_duplicate_steps(tmp_path: Path, monkeypatch: 
     assert events == steps
     record = json.loads((tmp_path / "run.json").read_text())
     assert [r["from_step"] for r in record["resumes"]] == [512]
-
-
-def test_snapshots_keep_the_newest_and_the_best(tmp_path: Path) -> None:
-    cfg = config("env=pointenv", "algo=sac")
-    cfg.snapshot.keep = 2
-    train(cfg, tmp_path)
-    kept = snapshots.list_snapshots(tmp_path / "snapshots")
-    newest = kept[-2:]
-    assert all(snapshots.is_complete(s) for s in kept)
-    assert set(kept) - set(newest) <= {snapshots.best(tmp_path / "snapshots")}
-    assert (kept[-1] / snapshots.BUFFER).exists()  # replay_buffer=latest: only the newest keeps it
-    assert not any((s / snapshots.BUFFER).exists() for s in kept[:-1])
-
-
-def test_sigkill_during_a_snapshot_write_resumes_from_the_previous_one(tmp_path: Path) -> None:
-    run_dir = tmp_path / "run"
-    overrides = ["env=pointenv", "algo=sac"]
-    result = subprocess.run(
-        [sys.executable, "-m", "tests.rlrun.kill_during_snapshot", str(run_dir), *overrides],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == -signal.SIGKILL, result.stderr
-    assert [s.name for s in snapshots.list_snapshots(run_dir / "snapshots")] == ["step-0000000256"]
-    assert list((run_dir / "snapshots").glob(".tmp-step-*"))  # the half-written one
-    resume(run_dir, progress_bar="false")
-    assert status(run_dir) == "completed"
-    assert json.loads((run_dir / "run.json").read_text())["resumes"][0]["from_step"] == 256
 
 
 def test_damaged_newest_snapshot_falls_back_with_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
