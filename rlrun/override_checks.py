@@ -16,7 +16,7 @@ import argparse
 import difflib
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -67,14 +67,17 @@ def wrapper_names(overrides: list[str]) -> list[str]:
     names: list[str] = []
     for override in parsed:
         if override.key_or_group == "wrappers" and not override.is_delete():
-            names += [name for name in _strings(override.value()) if name not in names]
-    return names
+            names += _strings(override.value())
+    return list(dict.fromkeys(names))
 
 
-def _sources(config_dir: str | None) -> list[AbstractContextManager[object]]:
-    sources: list[AbstractContextManager[object]] = [initialize_config_module(CONFIG_MODULE, version_base="1.3")]
+def _sources(config_dir: str | None) -> list[Callable[[], AbstractContextManager[object]]]:
+    """Hydra's initialisers for rlrun's configs and the user's ``--config-dir`` (each initialises when called)."""
+    sources: list[Callable[[], AbstractContextManager[object]]] = [
+        lambda: initialize_config_module(CONFIG_MODULE, version_base="1.3")
+    ]
     if config_dir is not None:
-        sources.append(initialize_config_dir(str(Path(config_dir).resolve()), version_base="1.3"))
+        sources.append(lambda: initialize_config_dir(str(Path(config_dir).resolve()), version_base="1.3"))
     return sources
 
 
@@ -83,7 +86,7 @@ def available_wrappers(config_name: str, overrides: list[str], config_dir: str |
     options: set[str] = set()
     searchpath = [o for o in overrides if o.lstrip("+").startswith("hydra.searchpath")]
     for source in _sources(config_dir):
-        with source:
+        with source():
             loader = GlobalHydra.instance().config_loader()
             try:  # with the primary config, so that its hydra.searchpath counts too
                 options |= set(loader.get_group_options("wrappers", config_name=config_name, overrides=searchpath))

@@ -72,6 +72,20 @@ class Unpicklable(Walk):
         self.lock = threading.Lock()
 
 
+class CrashAfter(Walk):
+    """Bug: ``step`` raises after 40 steps in all (a training run on it fails)."""
+
+    def __init__(self, render_mode: str | None = None) -> None:
+        super().__init__(render_mode)
+        self.total_steps = 0  # across episodes
+
+    def step(self, action: np.int64) -> tuple[np.ndarray, float, bool, bool, dict]:
+        self.total_steps += 1
+        if self.total_steps > 40:
+            raise RuntimeError("the simulator lost its state")
+        return super().step(action)
+
+
 class Goal(gym.Env[dict[str, np.ndarray], np.ndarray]):
     """A correct goal env to break: move a point in [-1, 1]^2; reward 0 within 0.1 of the goal, else -1."""
 
@@ -125,6 +139,7 @@ BROKEN = {
     "broken/Unseeded-v0": Unseeded,
     "broken/NaNReward-v0": NaNReward,
     "broken/Unpicklable-v0": Unpicklable,
+    "broken/CrashAfter-v0": CrashAfter,
     "broken/GoalTimePenalty-v0": GoalTimePenalty,
 }
 

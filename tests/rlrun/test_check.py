@@ -220,3 +220,28 @@ def test_hydra_errors_keep_hydras_status(tmp_path: Path) -> None:
     result = run(["env=gridworld", "stepz=10"], tmp_path)
     assert result.returncode == 1 and "Could not override 'stepz'" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_misspelt_wrapper_gets_the_list_with_hydras_status(tmp_path: Path) -> None:
+    result = run(["env=gridworld", "wrappers=[flaten]"], tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert (
+        "rlrun-check: error: unknown wrapper 'flaten' (did you mean 'flatten'?); available wrappers: " in result.stderr
+    )
+    assert "fix: wrappers=[flatten]" in result.stderr and "Traceback" not in result.stderr
+    assert result.stdout == "" and list(tmp_path.iterdir()) == []
+
+
+def test_what_training_refuses_fails_the_arguments_check() -> None:
+    cfg = compose_check("env=gridworld", "algo=ppo", "algo.batch_size=1")
+    arguments = check.algo_checks(cfg, build.make_env(cfg))[0]
+    assert (arguments.name, arguments.status) == ("PPO arguments", env_checks.FAIL)
+    assert arguments.detail.startswith("PPO rejected its arguments (algo.batch_size=1)")
+
+
+def test_environment_sets_and_restores_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SDL_VIDEODRIVER", "x11")
+    monkeypatch.delenv("SDL_AUDIODRIVER", raising=False)
+    with env_checks.environment(env_checks.HEADLESS):
+        assert os.environ["SDL_VIDEODRIVER"] == "dummy" and os.environ["SDL_AUDIODRIVER"] == "dummy"
+    assert os.environ["SDL_VIDEODRIVER"] == "x11" and "SDL_AUDIODRIVER" not in os.environ

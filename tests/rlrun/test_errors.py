@@ -1,18 +1,22 @@
-"""Every user mistake ends in a message naming the problem and the fix, no traceback, nothing overwritten.
+"""Every user mistake ends in a message naming the problem and the fix, no traceback, nothing left behind.
 
-Exit status 2 for what rlrun detects; Hydra's own status (1) for its composition errors. The other
-Hydra composition errors (unknown algo or wrapper, misspelt keys, wrong types) are covered in-process
-by tests/rlrun/test_config.py; the misspelt key on the command line by test_main.py.
+Exit status 2 for what rlrun detects; Hydra's own status (1) for its composition errors (a misspelt
+wrapper included, which rlrun answers itself with the list and the closest name). The other Hydra
+composition errors (unknown algo, misspelt keys, wrong types) are covered in-process by
+tests/rlrun/test_config.py; the misspelt key on the command line by test_main.py. A run that fails
+while training exits 1 with its run.json saying so.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from rlrun.train import train
 from tests.rlrun.helpers import compose_config, shrink
@@ -40,11 +44,51 @@ CASES = [
     ("gym-id-typo", ["env=gym", "env.id=CartPol-v1"], RLRUN, "Did you mean: `CartPole`?"),
     ("gym-blank-without-id", ["env=gym"], RLRUN, "env.id is not set"),
     ("module-fails", ["env=gym", "env.id=nosuchpkg:MyEnv-v0"], RLRUN, "No module named 'nosuchpkg'"),
+    (
+        "env-rejects-kwarg",
+        ["+env.kwargs.size=-3"],
+        RLRUN,
+        "rejected env.kwargs={'size': -3}: ValueError: size must be an integer >= 2",
+    ),
+    (
+        "wrapper-rejects-kwarg",
+        ["wrappers=[scale_reward]", "wrappers.scale_reward.scale=0"],
+        RLRUN,
+        "wrapper 'scale_reward' cannot apply to rlrun/GridWorld-v0: scale must be a finite, non-zero number",
+    ),
+    (
+        "values-out-of-range",  # every problem at once
+        ["torch_threads=0", "algo.batch_size=0", "algo.gamma=1.5", "algo.learning_rate=0"],
+        RLRUN,
+        "4 problems in the config:\n  - torch_threads=0 must be a positive integer\n",
+    ),
+    ("algo-rejects-value", ["algo.batch_size=1"], RLRUN, "PPO rejected its arguments (algo.batch_size=1)"),
+    (
+        "never-learns",
+        ["env=pendulum", "algo=sac", "total_timesteps=50"],
+        RLRUN,
+        "algo.learning_starts=100 >= total_timesteps=50: SAC would only act randomly and never update",
+    ),
+    (
+        "misspelt-wrapper",
+        ["wrappers=[relative_position,flaten]"],
+        HYDRA,
+        "unknown wrapper 'flaten' (did you mean 'flatten'?); available wrappers: clip_action, flatten,",
+    ),
 ]
+if not torch.cuda.is_available():
+    CASES.append(("cuda-without-gpu", ["device=cuda"], RLRUN, "device=cuda but torch finds no CUDA GPU here"))
+
+
+ROOT = Path(__file__).resolve().parents[2]
+BROKEN = "env.id=tests.rlrun.broken_envs:broken/{}-v0"  # module form: gym.make imports the module
+TINY = ["algo=ppo", "~tuned", "algo.n_steps=32", "algo.batch_size=32", "algo.policy_kwargs={net_arch:[16]}"]
+TINY += ["total_timesteps=128", "eval.every=64", "eval.episodes=1", "eval.final_episodes=1", "snapshot.every=64"]
 
 
 def rlrun(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
+    env["PYTHONPATH"] = str(ROOT)  # tests.rlrun.broken_envs
     return subprocess.run(
         [sys.executable, "-m", "rlrun", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
     )
@@ -56,8 +100,7 @@ def test_mistake_gets_a_message_and_leaves_nothing(tmp_path: Path, args: list[st
     assert result.returncode == status, result.stderr
     assert message in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
-    if status == RLRUN:
-        assert "fix:" in result.stderr
+    assert "fix:" in result.stderr
     assert not list(tmp_path.rglob("run.json")) and not list(tmp_path.rglob("*.yaml"))
 
 
@@ -79,3 +122,31 @@ def test_new_run_at_an_existing_run_folder_is_refused_untouched(tmp_path: Path) 
     result = rlrun([f"hydra.run.dir={run_dir}", "total_timesteps=256"], tmp_path)
     assert result.returncode == RLRUN and "already holds a run" in result.stderr and "resume=" in result.stderr
     assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
+
+
+def test_unwritable_output_folder_is_refused_before_hydra(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("the user's")
+    run_dir = blocker / "run"
+    result = rlrun([f"hydra.run.dir={run_dir}"], tmp_path)
+    assert result.returncode == RLRUN, result.stderr
+    assert f"hydra.run.dir={run_dir} cannot be written: {blocker} is a file, not a folder" in result.stderr
+    assert "fix:" in result.stderr and "Traceback" not in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"] and blocker.read_text() == "the user's"
+
+
+@pytest.mark.parametrize(
+    ("name", "extra", "error"),
+    [
+        ("CrashAfter", [], "RuntimeError: the simulator lost its state"),
+        ("NaNReward", ["check_nan=true"], "NonFiniteValue"),
+    ],
+    ids=["env-raises", "nan-with-check-nan"],
+)
+def test_a_failed_run_exits_1_and_its_record_says_so(tmp_path: Path, name: str, extra: list[str], error: str) -> None:
+    run_dir = tmp_path / "run"
+    result = rlrun(["env=gym", BROKEN.format(name), *TINY, *extra, f"hydra.run.dir={run_dir}"], tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["status"] == "failed" and record["error"].startswith(error), record["error"]
+    assert record["final"] is None

@@ -1,11 +1,16 @@
-"""Ranges, algorithm arguments and env/algorithm fit are checked before any heavy work."""
+"""Ranges, algorithm arguments, env/algorithm fit and budgets are checked before any heavy work, by training and
+by rlrun-check alike (rlrun/validate.py and rlrun/constructor_checks.py)."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
+import torch
+from hydra import compose, initialize_config_module
 from omegaconf import open_dict
 
-from rlrun import build, constructor_checks, validate
+from rlrun import build, check, constructor_checks, env_checks, validate
 from rlrun.errors import UserError
 from rlrun.train import preflight
 from tests.rlrun.helpers import compose_config
@@ -121,3 +126,110 @@ def test_flatten_makes_mlp_policy_fit() -> None:
 def test_unknown_gym_id_is_a_user_error() -> None:
     with pytest.raises(UserError, match="CartPole-v9"):
         preflight(compose_config("env=gym", "env.id=CartPole-v9"))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["algo.gamma=1.5"], "algo.gamma=1.5 is out of range: it must be in (0, 1]"),
+        (["algo.gamma=0"], "algo.gamma=0 is out of range: it must be in (0, 1]"),
+        (["algo.learning_rate=-0.001"], "algo.learning_rate=-0.001 is out of range: it must be > 0"),
+        (["algo.batch_size=0"], "algo.batch_size=0 is out of range: it must be >= 1"),
+        (["algo.gae_lambda=1.5"], "algo.gae_lambda=1.5 is out of range: it must be in [0, 1]"),
+        (["algo=sac", "algo.buffer_size=0"], "algo.buffer_size=0 is out of range: it must be >= 1"),
+        (["algo=sac", "algo.tau=0"], "algo.tau=0 is out of range: it must be in (0, 1]"),
+        (["algo=sac", "algo.gradient_steps=0"], "algo.gradient_steps=0 is out of range: it must be -1 or >= 1"),
+        (
+            ["algo=dqn", "algo.exploration_fraction=2"],
+            "algo.exploration_fraction=2 is out of range: it must be in [0, 1]",
+        ),
+    ],
+    ids=lambda value: value[-1] if isinstance(value, list) else "",
+)
+def test_algo_values_outside_their_documented_range(overrides: list[str], message: str) -> None:
+    problems = validate.range_problems(compose_config(*overrides))
+    assert [p for p, _ in problems] == [message]
+    assert problems[0][1].startswith(f"set e.g. {message.split('=')[0]}=")
+
+
+def test_schedules_auto_and_sb3_special_values_are_in_range() -> None:
+    cfg = compose_config("env=pointenv", "algo=sac", "algo.gradient_steps=-1")  # ent_coef: auto
+    with open_dict(cfg):
+        cfg.algo.learning_rate = {"_target_": "stable_baselines3.common.utils.ConstantSchedule", "val": 1e-3}
+    assert validate.range_problems(cfg) == []
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
+@pytest.mark.parametrize("device", ["cuda", "cuda:0"])
+def test_cuda_without_a_gpu(device: str) -> None:
+    problems = validate.range_problems(compose_config(f"device={device}"))
+    assert problems == [(f"device={device} but torch finds no CUDA GPU here", "use device=cpu (or device=auto)")]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+def test_cuda_index_beyond_the_gpus() -> None:
+    assert validate.range_problems(compose_config("device=cuda:0")) == []
+    [(problem, fix)] = validate.range_problems(compose_config("device=cuda:99"))
+    assert "device=cuda:99 but torch finds" in problem and fix.startswith("use device=cuda:0")
+
+
+def test_auto_device_needs_no_gpu() -> None:
+    assert validate.range_problems(compose_config("device=auto")) == []
+
+
+def test_what_the_algorithm_rejects_while_built_names_the_key() -> None:
+    [(problem, fix)] = constructor_checks.construction_problems(compose_config("algo.batch_size=1"))
+    assert problem.startswith("PPO rejected its arguments (algo.batch_size=1): AssertionError: `batch_size` must be")
+    assert fix.startswith("change algo.batch_size")
+
+
+def test_a_bad_policy_argument_is_caught_while_building() -> None:
+    cfg = compose_config("env=pointenv", "algo=sac", "algo.policy_kwargs={net_arch:[-3]}")
+    [(problem, _)] = constructor_checks.construction_problems(cfg)
+    assert problem.startswith("SAC rejected its arguments") and "negative dimension" in problem
+
+
+@pytest.mark.parametrize(("env", "algo"), [("gridworld", "sac"), ("pointenv", "dqn"), ("pointgoal", "her")])
+def test_algo_fits_is_the_space_rule_as_yes_or_no(env: str, algo: str) -> None:
+    cfg = compose_config(f"env={env}", f"algo={algo}")
+    made, algo_cls = build.make_env(cfg), build.algo_class(cfg)
+    fits = validate.algo_fits(made, algo_cls, build.uses_her(cfg))
+    assert fits == (validate.space_problems(made, algo_cls, build.uses_her(cfg)) == [])
+    assert fits == (algo == "her")
+
+
+# One set of rules: training refuses what rlrun-check fails, and logs what rlrun-check notes as a warning.
+SAME_RULES = {
+    "learning-starts-past-budget": (["env=pendulum", "algo=sac", "total_timesteps=50"], "algo.learning_starts=100"),
+    "batch-larger-than-rollout": (
+        ["env=cartpole", "algo=ppo", "~tuned", "algo.n_steps=64", "algo.batch_size=512"],
+        "algo.batch_size=512 is larger than the rollout",
+    ),
+    "rollout-too-small": (["algo=ppo", "~tuned", "algo.n_steps=1", "env.n_envs=1"], "rollout n_steps * env.n_envs"),
+    "rejected-while-built": (["algo.batch_size=1"], "PPO rejected its arguments"),
+    "unknown-argument": (["+algo.clip_rnge=0.1"], "algo.clip_rnge is not an argument of PPO"),
+    "incompatible": (["env=gridworld", "algo=sac"], "SAC cannot train on rlrun/GridWorld-v0"),
+    "truncated-minibatch-warns": (["env=cartpole", "algo=ppo", "algo.batch_size=100"], None),
+    "rollout-past-budget-warns": (["env=gridworld", "algo=ppo", "total_timesteps=500"], None),
+    "no-evaluation-warns": (["env=cartpole", "algo=a2c", "eval.every=200000"], None),
+}
+
+
+@pytest.mark.parametrize(("overrides", "refused"), SAME_RULES.values(), ids=SAME_RULES.keys())
+def test_training_and_rlrun_check_apply_the_same_rules(
+    overrides: list[str], refused: str | None, caplog: pytest.LogCaptureFixture
+) -> None:
+    with initialize_config_module("rlrun.conf", version_base="1.3"):
+        checked = compose("check", overrides=overrides)
+    results = check.algo_checks(checked, build.make_env(checked))
+    failed = [line for r in results if r.status == env_checks.FAIL for line in [r.detail, *r.notes]]
+    noted = [note for r in results if r.status == env_checks.PASS for note in r.notes if not note.startswith(" ")]
+    caplog.set_level(logging.WARNING, logger="rlrun")
+    if refused is None:
+        preflight(compose_config(*overrides))
+        assert failed == [] and noted, "a warning case must warn"
+        assert [m.split("\n")[0].removeprefix("warning: ") for m in caplog.messages] == noted
+    else:
+        with pytest.raises(UserError) as caught:
+            preflight(compose_config(*overrides))
+        assert refused in str(caught.value) and any(refused in line for line in failed), failed

@@ -1,0 +1,96 @@
+"""Checks of the command line before Hydra runs (rlrun/override_checks.py): wrapper names and output folders.
+
+In-process: the command-line runs of both (exit statuses, messages, nothing created) are in
+tests/rlrun/test_errors.py and tests/rlrun/test_check.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rlrun import override_checks
+from rlrun.errors import UserError
+
+MY_WRAPPER = """\
+# A wrapper config of the user's, found through --config-dir or hydra.searchpath
+my_scale:
+  _target_: envs.wrappers.ScaleReward
+  _partial_: true
+  scale: 2.0
+"""
+
+
+@pytest.mark.parametrize(
+    ("overrides", "names"),
+    [
+        (["env=gridworld", "algo=ppo"], []),
+        (["wrappers=[relative_position,flatten]"], ["relative_position", "flatten"]),
+        (["+wrappers=[flaten]"], ["flaten"]),
+        (["wrappers=[]"], []),
+        (["wrappers=[flatten],[flatten,scale_rewrd]"], ["flatten", "scale_rewrd"]),  # a multirun sweep of lists
+        (["wrappers=[unclosed"], []),  # Hydra's own syntax error: left to Hydra
+    ],
+    ids=["none", "list", "append", "empty", "sweep", "syntax-error"],
+)
+def test_wrapper_names_are_read_as_hydra_parses_them(overrides: list[str], names: list[str]) -> None:
+    assert override_checks.wrapper_names(overrides) == names
+
+
+def test_known_wrappers_pass() -> None:
+    override_checks.check_wrapper_names(["env=gridworld", "wrappers=[relative_position,flatten]"])
+
+
+def test_a_misspelt_wrapper_gets_the_list_and_the_closest_name() -> None:
+    with pytest.raises(override_checks.UnknownOption) as caught:
+        override_checks.check_wrapper_names(["wrappers=[relative_position,flaten]"])
+    error = caught.value
+    assert error.status == 1  # Hydra's status for a config it cannot compose
+    assert error.problem.startswith("unknown wrapper 'flaten' (did you mean 'flatten'?); available wrappers: ")
+    assert "clip_action, flatten, frame_stack, relative_position, rescale_action, scale_reward" in error.problem
+    assert error.fix == "wrappers=[relative_position,flatten]"
+
+
+def test_a_name_close_to_nothing_gets_the_list() -> None:
+    with pytest.raises(override_checks.UnknownOption) as caught:
+        override_checks.check_wrapper_names(["wrappers=[zzz]"])
+    assert caught.value.problem.startswith("unknown wrapper 'zzz'; available wrappers: clip_action")
+    assert "--config-dir" in str(caught.value.fix)
+
+
+@pytest.mark.parametrize("how", ["--config-dir", "hydra.searchpath"])
+def test_the_users_own_wrappers_count(tmp_path: Path, how: str) -> None:
+    (tmp_path / "myconf" / "wrappers").mkdir(parents=True)
+    (tmp_path / "myconf" / "wrappers" / "my_scale.yaml").write_text(MY_WRAPPER)
+    where = ["--config-dir", str(tmp_path / "myconf")] if how == "--config-dir" else []
+    where += [f"hydra.searchpath=[file://{tmp_path / 'myconf'}]"] if how == "hydra.searchpath" else []
+    override_checks.check_wrapper_names([*where, "wrappers=[flatten,my_scale]"])
+    with pytest.raises(override_checks.UnknownOption, match=r"'my_scal' \(did you mean 'my_scale'\?\)") as caught:
+        override_checks.check_wrapper_names([*where, "wrappers=[my_scal]"])
+    assert "my_scale" in caught.value.problem.split("available wrappers: ")[1]
+
+
+def test_rlrun_checks_own_config_is_used_for_rlrun_check() -> None:
+    with pytest.raises(override_checks.UnknownOption, match="did you mean 'scale_reward'"):
+        override_checks.check_wrapper_names(["wrappers=[scale_rewards]"], config_name="check")
+
+
+@pytest.mark.parametrize("where", ["under-a-file", "the-file-itself"])
+def test_an_output_folder_that_cannot_be_made(tmp_path: Path, where: str) -> None:
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("the user's")
+    target = blocker / "run" if where == "under-a-file" else blocker
+    for key in ("hydra.run.dir", "hydra.sweep.dir"):
+        with pytest.raises(UserError) as caught:
+            override_checks.check_output_folders([f"{key}={target}"])
+        assert caught.value.problem == f"{key}={target} cannot be written: {blocker} is a file, not a folder"
+        assert caught.value.status == 2 and caught.value.fix
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+
+
+def test_a_writable_output_folder_passes_and_nothing_is_created(tmp_path: Path) -> None:
+    override_checks.check_output_folders([f"hydra.run.dir={tmp_path / 'new' / 'run'}", "seed=1"])
+    override_checks.check_output_folders([f"hydra.run.dir={tmp_path}"])
+    override_checks.check_output_folders(["hydra.run.dir=outputs/${now:%Y}"])  # interpolations: left to Hydra
+    assert list(tmp_path.iterdir()) == []
