@@ -96,9 +96,9 @@ def wall_time(sweep: Path) -> str:
         started, ended = (datetime.datetime.strptime(record[k], "%Y-%m-%dT%H:%M:%S%z") for k in ("started", "ended"))
     except (OSError, ValueError, KeyError, TypeError):
         return "unknown (no readable sweep.json)"
-    return (
-        f"{(ended - started).total_seconds() / 60:.0f} minutes (sweep.json: {record['started']} to {record['ended']})"
-    )
+    minutes, seconds = divmod(round((ended - started).total_seconds()), 60)
+    took = f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min {seconds:02d} s"
+    return f"{took} (sweep.json: {record['started']} to {record['ended']})"
 
 
 def _relative(path: Path, start: Path) -> str:

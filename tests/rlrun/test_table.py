@@ -413,5 +413,5 @@ def test_benchmarks_md_gets_the_table_and_rl_zoos_figures(tmp_path: Path) -> Non
     assert "| `cartpole-ppo` | 100,000 steps (Zoo: 100,000) | 500 ± 0 | 500 ± 0 (2 seeds) | 500 ± 0 / 500 ± 0 |" in text
     pooled = np.array([-100.0, -300.0, -110.0, -310.0])  # every seed's final episodes together
     assert f"| -157 ± 89 | {pooled.mean():.0f} ± {pooled.std():.0f} (2 seeds) | -210 ± 100 / -200 ± 100 |" in text
-    assert "62 minutes" in text and "](benchmarks/presets/curves.png)" in text
+    assert "1 h 02 min (sweep.json" in text and "](benchmarks/presets/curves.png)" in text
     assert (tmp_path / "benchmarks/presets/curves.png").is_file()
