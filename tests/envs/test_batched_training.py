@@ -92,3 +92,21 @@ def test_what_native_cannot_do_is_refused_before_the_run_starts(
     with pytest.raises(UserError, match=message):
         train(cfg, tmp_path / "run", {})
     assert not (tmp_path / "run" / "run.json").exists()
+
+
+def test_a_native_run_resumed_from_its_snapshot_is_bit_identical(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rlrun.train import resume
+    from tests.rlrun.kill_during_snapshot import config
+    from tests.rlrun.test_resume import Crash, crash_at, eval_rows
+
+    overrides, steps = ["env=gridworld", "algo=ppo", "env.n_envs=4", "env.vectorization=native"], 512
+    with monkeypatch.context() as patch:
+        crash_at(patch, 300)  # mid-rollout, past the second snapshot (every 128 steps)
+        with pytest.raises(Crash):
+            train(config(*overrides, steps=steps), tmp_path / "crashed", {})
+    resume(tmp_path / "crashed", progress_bar="false")
+    train(config(*overrides, steps=steps), tmp_path / "whole", {})
+    assert eval_rows(tmp_path / "crashed") == eval_rows(tmp_path / "whole")
+    assert_same(policy_parameters(tmp_path / "whole"), policy_parameters(tmp_path / "crashed"))
