@@ -19,7 +19,6 @@ from scipy import stats
 from rlrun.errors import UserError
 from rlrun.table import group_names, main, write_tables
 from rlrun.table_files import COLUMNS, write_section
-from tests.rlrun.helpers import compose_config
 
 HEADER = "timesteps,mean_return,std_return,success_rate,wall_s\n"
 Curve = Sequence[tuple[int, float, float | None]]
@@ -377,12 +376,12 @@ def test_benchmark_config_runs_every_preset_over_ten_seeds_with_joblib() -> None
     assert pairs == sorted(p.stem for p in (conf / "tuned").glob("*.yaml"))
     with initialize_config_module("rlrun.conf", version_base="1.3"):
         hydra_cfg = compose("config", overrides=["+benchmark=presets"], return_hydra_config=True).hydra
-    assert dict(hydra_cfg.sweeper.params) == {"+benchmark/pair": "glob(*)", "seed": "range(0,10)"}
-    assert hydra_cfg.launcher._target_.endswith("JoblibLauncher")
-    for pair in pairs:
-        env, algo = pair.rsplit("_", 1)
-        cfg = compose_config("+benchmark=presets", f"+benchmark/pair={pair}")
-        assert cfg == compose_config(f"env={env}", f"algo={algo}", "sweep=presets"), pair
+        assert dict(hydra_cfg.sweeper.params) == {"+benchmark/pair": "glob(*)", "seed": "range(0,10)"}
+        assert hydra_cfg.launcher._target_.endswith("JoblibLauncher")
+        for pair in pairs:  # each pair file picks its env and algo, so the preset applies as on its own
+            env, algo = pair.rsplit("_", 1)
+            cfg = compose("config", overrides=["+benchmark=presets", f"+benchmark/pair={pair}"])
+            assert cfg == compose("config", overrides=[f"env={env}", f"algo={algo}", "sweep=presets"]), pair
 
 
 def test_benchmarks_md_gets_the_table_and_rl_zoos_figures(tmp_path: Path) -> None:
