@@ -1,16 +1,15 @@
-"""Every option of every config group composes and instantiates."""
+"""Every option of every config group composes and instantiates (what build.py makes of them: test_build.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import gymnasium as gym
 import pytest
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
 from rlrun import build
-from tests.rlrun.helpers import PAIRS, compose_config
+from tests.rlrun.helpers import compose_config
 
 CONF = Path(build.__file__).resolve().parent / "conf"
 if not CONF.is_dir():  # editable install: conf/ sits at the top of the repository
@@ -68,15 +67,6 @@ def test_wrapper_option_applies(wrapper: str) -> None:
     assert env.observation_space.contains(env.reset(seed=1)[0])
 
 
-def test_wrappers_apply_in_list_order() -> None:
-    cfg = compose_config("env=gridworld", "wrappers=[relative_position,scale_reward]")
-    assert list(cfg.wrappers) == ["relative_position", "scale_reward"]
-    env = build.make_env(cfg)
-    assert type(env).__name__ == "ScaleReward"
-    assert type(env.env).__name__ == "RelativePosition"
-    assert type(env.env.env).__name__ == "Monitor"  # Monitor under the user's wrappers
-
-
 @pytest.mark.parametrize("preset", options("tuned"))
 def test_every_preset_composes_with_its_pair(preset: str) -> None:
     env, algo = preset.split("_", 1)
@@ -89,19 +79,6 @@ def test_preset_is_applied_and_command_line_wins() -> None:
     assert compose_config("env=gridworld", "algo=ppo").total_timesteps == 20000
     assert compose_config("env=gridworld", "algo=ppo", "total_timesteps=77").total_timesteps == 77
     assert compose_config("env=gridworld", "algo=ppo", "~tuned").algo.n_steps == 2048  # SB3's default
-
-
-@pytest.mark.parametrize(("env", "algo"), PAIRS, ids=[f"{e}-{a}" for e, a in PAIRS])
-def test_default_policy_follows_observation_space(env: str, algo: str) -> None:
-    cfg = compose_config(f"env={env}", f"algo={algo}")
-    made = build.make_env(cfg)
-    expected = "MultiInputPolicy" if isinstance(made.observation_space, gym.spaces.Dict) else "MlpPolicy"
-    assert build.policy_for(cfg, made.observation_space) == expected
-
-
-def test_image_observations_get_cnn_policy() -> None:
-    image = gym.spaces.Box(0, 255, (64, 64, 3), dtype="uint8")
-    assert build.default_policy(image) == "CnnPolicy"
 
 
 @pytest.mark.parametrize("override", ["env=nosuchenv", "algo=nosuchalgo", "wrappers=[nosuchwrapper]"])
