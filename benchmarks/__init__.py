@@ -1,0 +1,1 @@
+"""rlrun's benchmark suite: ``python -m benchmarks [--only NAME ...]`` (see BENCHMARKS.md)."""

@@ -1,0 +1,70 @@
+"""Final evaluation speed: 50 episodes of a solved CartPole (500 steps each) on 1 and on ``eval.n_envs`` copies.
+
+Trains CartPole-v1 PPO with its preset once (``python -m rlrun``, about a minute), then times
+``rlrun.evaluation.evaluate`` on the run's model in this process, the copy counts taking turns. Goal:
+under 1.5 s with the default ``eval.n_envs``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import PYTHON, ROOT, median, provenance, table
+
+GOAL_S = 1.5
+EPISODES = 50
+
+
+def run(reps: int, quick: bool) -> str:
+    """Train, then measure; the Markdown section."""
+    import torch
+    from omegaconf import OmegaConf
+
+    from rlrun import build
+    from rlrun.evaluation import evaluate
+
+    steps = 20_000 if quick else 100_000
+    with tempfile.TemporaryDirectory(prefix="rlrun-bench-") as tmp:
+        run_dir = Path(tmp) / "cartpole"
+        cmd = [PYTHON, "-m", "rlrun", "env=cartpole", "algo=ppo", f"total_timesteps={steps}", "eval.final_episodes=1"]
+        cmd += ["eval.every=1000000000", "snapshot.every=1000000000", "progress_bar=false", f"hydra.run.dir={run_dir}"]
+        subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True)
+        cfg = OmegaConf.load(run_dir / "config.yaml")
+        default = int(OmegaConf.select(cfg, "eval.n_envs"))
+        torch.set_num_threads(int(cfg.torch_threads))
+        copies = sorted({1, default, 25})
+        models = {}
+        for n in copies:
+            env = build.make_eval_env(cfg, n_envs=n)
+            models[n] = (build.load_model(cfg, run_dir / "model.zip", env), env)
+        walls: dict[int, list[float]] = {n: [] for n in copies}
+        cpus: dict[int, list[float]] = {n: [] for n in copies}
+        returns: dict[int, float] = {}
+        for _ in range(reps):
+            for n in copies:
+                started, cpu = time.perf_counter(), time.process_time()
+                result = evaluate(*models[n], EPISODES)
+                walls[n].append(time.perf_counter() - started)
+                cpus[n].append(time.process_time() - cpu)
+                returns[n] = result.mean_return
+    rows = []
+    for n in copies:
+        goal = f"< {GOAL_S}: {'met' if median(walls[n]) < GOAL_S else 'NOT met'}" if n == default else ""
+        label = f"{n} (default)" if n == default else str(n)
+        rows.append([label, f"{median(walls[n]):.2f}", f"{median(cpus[n]):.2f}", f"{returns[n]:.1f}", goal])
+    return "\n".join(
+        [
+            "## Evaluation: the final 50 episodes of a solved CartPole",
+            "",
+            f"CartPole-v1 PPO trained {steps:,} steps with its preset, then `rlrun.evaluation.evaluate` (SB3's "
+            "`evaluate_policy` over all copies, one batched forward pass per step) timed in one process, the copy "
+            "counts taking turns. CPU seconds are shown too: on a shared machine they are the steadier figure.",
+            "",
+            table(["eval copies", "wall s", "cpu s", "mean return", "goal"], rows),
+            "",
+            provenance(f"python -m benchmarks --only evaluation{' --quick' if quick else ''} --reps {reps}", reps),
+        ]
+    )
