@@ -66,6 +66,9 @@ class BatchedVecEnv(VecEnv):
     single_class: ClassVar[type[gym.Env[Any, Any]]]
     shared_methods: ClassVar[tuple[str, ...]] = ()
     draws_per_refill: ClassVar[int] = 32  # start draws taken from a copy's generator at once
+    # Whether the copies replay DummyVecEnv over gym.make step for step for the same seed and actions (False
+    # where steps draw for all copies at once, so only the first starts and the distributions agree).
+    replays_gym: ClassVar[bool] = True
 
     def __init__(self, num_envs: int, max_episode_steps: int | None = None, **kwargs: Any) -> None:
         """Check the arguments with the single env and allocate the state of ``num_envs`` copies."""

@@ -26,6 +26,7 @@ class BatchedRoomToy(BatchedVecEnv):
     """
 
     single_class = RoomToyEnv
+    replays_gym = False  # the move noise is drawn for all copies at once
     single: RoomToyEnv
 
     def __init__(self, num_envs: int, max_episode_steps: int | None = None, **kwargs: Any) -> None:
