@@ -43,6 +43,7 @@ class Job:
     reason: str | None = None  # why a job is refused
     existed: bool = False  # whether the folder existed before this invocation
     attempt: Path | None = None  # where a failed attempt was moved to
+    config: Any = None  # the job's composed config, as the job will see it
 
 
 def refuse_collisions(jobs: list[Job]) -> None:
@@ -59,6 +60,27 @@ def refuse_collisions(jobs: list[Job]) -> None:
                 "sweep only over keys that change training, or run the other values as a sweep of their own "
                 "(sweep=NAME)",
             )
+
+
+def refuse_common_mistake(jobs: list[Job]) -> None:
+    """A mistake that every job of the sweep shares (a bad value, an env that cannot be made): stop before
+    any job starts. Checks one config after the other and stops at the first that passes; the jobs whose
+    config fails then record it as their own failure."""
+    from rlrun.train import preflight  # SB3 and torch
+
+    if not jobs or any(job.action not in LAUNCHED for job in jobs):
+        return
+    problems: dict[str, str] = {}
+    for job in jobs:
+        if job.config_hash in problems:
+            continue
+        try:
+            preflight(job.config)
+        except UserError as error:
+            problems[job.config_hash] = str(error)
+        else:
+            return
+    raise UserError("every job of this sweep fails its checks:\n" + "\n".join(dict.fromkeys(problems.values())))
 
 
 def _read(path: Path) -> dict[str, Any] | None:

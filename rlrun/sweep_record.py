@@ -107,10 +107,13 @@ def _read(path: Path) -> dict[str, Any] | None:
 def job_line(job: Job, outcome: Outcome) -> str:
     """``<folder>: <status>, <final score>, <wall time>`` (the error and the log for a failed job)."""
     parts = [f"{job.folder}: {outcome.status}"]
-    final = (outcome.record or {}).get("final") if outcome.status in ("completed", "skipped") else None
+    record = outcome.record or {}
+    final = record.get("final") if outcome.status in ("completed", "skipped") else None
     if final:
         success = "" if final.get("success_rate") is None else f", success {final['success_rate']:.2f}"
         parts.append(f"mean return {final['mean_return']:.3f}{success}")
+    if outcome.status == "interrupted" and record.get("timesteps"):
+        parts.append(f"at step {record['timesteps']}")
     if outcome.wall_s is not None:
         parts.append(f"{outcome.wall_s:.1f} s")
     line = ", ".join(parts)

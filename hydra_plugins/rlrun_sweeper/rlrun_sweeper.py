@@ -57,13 +57,13 @@ class RlrunSweeper(BasicSweeper):
         task = copy.deepcopy(cfg)  # what the job sees: Hydra's run_job drops the hydra node
         with read_write(task), open_dict(task):
             del task["hydra"]
-        return Job(overrides=overrides, folder=folder, path=sweep_dir / folder, config_hash=config_hash(task))
+        return Job(overrides, folder, sweep_dir / folder, config_hash(task), config=task)
 
     def sweep(self, arguments: list[str]) -> None:
         """Plan every job, launch those to run, record the sweep; exit with the sweep's status."""
         from rlrun import sweep as sweeping
         from rlrun.errors import report_user_errors
-        from rlrun.sweep_plan import decide, refuse_collisions
+        from rlrun.sweep_plan import decide, refuse_collisions, refuse_common_mistake
 
         assert self.config is not None and self.launcher is not None and self.hydra_context is not None
         parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
@@ -72,8 +72,9 @@ class RlrunSweeper(BasicSweeper):
         jobs = [self._job(list(job), sweep_dir) for batch in self.split_arguments(overrides, None) for job in batch]
         with report_user_errors():
             refuse_collisions(jobs)
-        for job in jobs:
-            decide(job, self.stale_after_s)
+            for job in jobs:
+                decide(job, self.stale_after_s)
+            refuse_common_mistake(jobs)
         info = {"command": _command(), "launcher": self.config.hydra.runtime.choices.get("hydra/launcher")}
         launcher = self.launcher
         status = sweeping.run(

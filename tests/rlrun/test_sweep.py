@@ -70,13 +70,14 @@ TINY_GYM = [
 GRIDWORLD = [
     "env=gridworld",
     "algo=ppo",
-    "total_timesteps=4096",
+    "total_timesteps=2048",
     "algo.n_steps=16",
     "algo.batch_size=64",
+    "algo.n_epochs=2",
     "algo.policy_kwargs={net_arch:[16]}",
     "eval.every=1024",
     "eval.episodes=2",
-    "eval.final_episodes=4",
+    "eval.final_episodes=2",
     "eval.n_envs=2",
     "snapshot.every=256",
 ]
@@ -123,11 +124,18 @@ def assert_same_results(a: Path, b: Path) -> None:
     assert eval_rows(a) == eval_rows(b)
 
 
-def test_colliding_folders_are_refused_before_any_job_starts(tmp_path: Path) -> None:
-    result = sweep(["seed=0", "progress_bar=true,false", "sweep=clash"], tmp_path)
-    assert result.returncode == 2, result.stderr
-    assert "two jobs of this sweep map to one folder" in result.stderr and "progress_bar=false" in result.stderr.lower()
-    assert "Traceback" not in result.stderr
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["seed=0", "progress_bar=true,false"], "two jobs of this sweep map to one folder, gridworld-ppo/seed-0"),
+        (["algo.gamma=1.5", "seed=0,1"], "every job of this sweep fails its checks:\nalgo.gamma=1.5 is out of range"),
+    ],
+    ids=["colliding-folders", "mistake-common-to-all-jobs"],
+)
+def test_a_mistake_found_before_any_job_starts_is_exit_status_2(tmp_path: Path, args: list[str], message: str) -> None:
+    result = sweep([*args, "sweep=never"], tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert message in result.stderr and "fix:" in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "outputs").exists()
 
 
@@ -208,14 +216,3 @@ def test_a_worker_stopped_by_sigterm_continues_bit_identical_and_launchers_agree
         (basic,) = (tmp_path / "outputs" / "sweeps" / "basic").glob(f"gridworld-ppo/*/seed-{seed}")
         (joblib,) = (tmp_path / "outputs" / "sweeps" / "joblib").glob(f"gridworld-ppo/*/seed-{seed}")
         assert_same_results(basic, joblib)
-
-
-@pytest.mark.parametrize("seed", [0])
-def test_sweep_folder_names_hold_no_equals_or_commas(tmp_path: Path, seed: int) -> None:
-    from rlrun.resolvers import sweep_subdir
-
-    folder = sweep_subdir(
-        "gym", "ppo", ["env.id=a/B-v0", "wrappers=[flatten,scale_reward]", "progress_bar=false"], seed
-    )
-    assert "=" not in folder and "," not in folder
-    assert folder == "gym-ppo/env.id-a+B-v0_wrappers-flatten+scale_reward/seed-0"
