@@ -77,7 +77,9 @@ class RayLauncher(Launcher):
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
         sweep_dir.mkdir(parents=True, exist_ok=True)
         if not ray.is_initialized():
-            ray.init(**_settings(self.ray.init))
+            # address null: a Ray of this sweep's own ("local"), never one that ray.init would find on its
+            # own (a cluster left running on this machine, or the stale address of one that was stopped)
+            ray.init(**{"address": "local", **_settings(self.ray.init)})
         remote_job = ray.remote(**_settings(self.ray.remote))(execute_job)
         log.info(f"Ray is launching {len(job_overrides)} jobs, sweep output dir: {sweep_dir}")
         singleton_state = Singleton.get_state()
