@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from rlrun.nan import NonFiniteValue
-from rlrun.train import train
+from rlrun.train import resume, train
 from tests.rlrun.helpers import compose_config, shrink
+from tests.rlrun.test_resume import Crash, crash_at
 
 
 class NaNAfter(gym.Env[np.ndarray, int]):
@@ -68,3 +69,19 @@ def test_without_check_nan_the_run_is_not_stopped_by_the_checker(tmp_path: Path)
     )
     train(cfg, tmp_path)
     assert json.loads((tmp_path / "run.json").read_text())["status"] == "completed"
+
+
+def test_a_resumed_run_names_the_same_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = shrink(
+        compose_config(
+            "env=gym", "env.id=rlrun-test/NaNAfter-v0", "algo=ppo", "~tuned", "env.n_envs=2", "check_nan=true"
+        ),
+        2048,
+    )
+    cfg.snapshot.every = 64
+    with monkeypatch.context() as patch:
+        crash_at(patch, 400)  # after the snapshot at 384, before the NaN
+        with pytest.raises(Crash):
+            train(cfg, tmp_path)
+    with pytest.raises(NonFiniteValue, match=r"returned by the env at step 610, env copy 1"):
+        resume(tmp_path, progress_bar="false")  # the checker's step counter is part of the snapshot
