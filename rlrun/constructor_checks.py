@@ -1,9 +1,10 @@
 """An algorithm's arguments: the names and types its SB3 constructor takes, and what it raises when built.
 
-Two of the rules of :mod:`rlrun.validate`, applied the same way by training (``rlrun.train.preflight``)
-and by ``rlrun-check``: :func:`algo_problems` reads the constructor's signature (no env needed), and
-:func:`construction_problems` builds the model once on throwaway env copies, so whatever SB3 rejects
-(an assertion, a ValueError, a bad ``policy_kwargs``) is reported before a run folder is written.
+Two of the rules checked before training (the others are in :mod:`rlrun.validate`), applied the same
+way by training (``rlrun.train.preflight``) and by ``rlrun-check``: :func:`algo_problems` reads the
+constructor's signature (no env needed), and :func:`construction_problems` builds the model once on
+throwaway env copies, so whatever SB3 rejects (an assertion, a ValueError, a bad ``policy_kwargs``)
+is reported before a run folder is written.
 """
 
 from __future__ import annotations
