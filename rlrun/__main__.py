@@ -30,6 +30,7 @@ from rlrun.keys import RESUME_OVERRIDES, override_key
 from rlrun.nan import NonFiniteValue
 from rlrun.override_checks import check_output_folders, check_wrapper_names
 from rlrun.record import refuse_existing_run
+from rlrun.sweep_job import run_job
 
 log = logging.getLogger("rlrun")
 
@@ -109,9 +110,12 @@ def _report(run_dir: Path) -> None:
 
 
 @hydra.main(config_path="pkg://rlrun.conf", config_name="config", version_base="1.3")
-def _hydra_main(cfg: DictConfig) -> float:
+def _hydra_main(cfg: DictConfig) -> float | None:
     """Train (or resume) one run; return its final mean return, the value Hydra's sweepers optimise."""
     meta = _meta()
+    if meta["multirun"]:  # a sweep's job: records whatever happens and returns (rlrun/sweep_job.py)
+        hydra_cfg = HydraConfig.get()
+        return run_job(cfg, Path(hydra_cfg.runtime.output_dir), Path(hydra_cfg.sweep.dir), meta)
     with report_user_errors():
         try:
             if cfg.resume is not None:
@@ -171,8 +175,23 @@ def _refuse_existing_run_dir(args: list[str]) -> None:
         refuse_existing_run(Path(target))
 
 
+def _register_plugins() -> None:
+    """Hydra finds plugins by listing the ``hydra_plugins`` folders on ``sys.path``, which setuptools'
+    editable installs do not show; register rlrun's own plugins through Hydra's public call instead."""
+    from hydra.core.plugins import Plugins
+
+    plugins = Plugins.instance()  # scan first: the scan re-executes Hydra's basic sweeper, RlrunSweeper's base
+
+    from hydra_plugins.rlrun_ray_launcher.ray_launcher import RayLauncher
+    from hydra_plugins.rlrun_sweeper.rlrun_sweeper import RlrunSweeper
+
+    for plugin in (RayLauncher, RlrunSweeper):
+        plugins.register(plugin)
+
+
 def main() -> None:
     """Console-script entry point."""
+    _register_plugins()
     args = [a for a in sys.argv[1:] if not a.startswith("-")]
     with report_user_errors():
         check_wrapper_names(sys.argv[1:])
