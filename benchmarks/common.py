@@ -24,9 +24,11 @@ PACKAGES = ("stable-baselines3", "gymnasium", "torch", "hydra-core", "numpy")
 
 @dataclass
 class Proc:
-    """One whole process: wall seconds from before it started until it ended, and its peak resident memory."""
+    """One whole process: wall seconds from before it started until it ended, CPU seconds (user + system, its
+    children included: the steadier figure on a shared machine) and its peak resident memory."""
 
     wall_s: float
+    cpu_s: float
     peak_mb: float
     returncode: int
 
@@ -43,7 +45,7 @@ def run_process(cmd: Sequence[str], log: Path, cwd: Path = ROOT, env: dict[str, 
     if process.returncode != 0:
         tail = log.read_text()[-2000:]
         raise RuntimeError(f"{' '.join(cmd)} failed with status {process.returncode}:\n{tail}")
-    return Proc(wall, usage.ru_maxrss / 1024, process.returncode)
+    return Proc(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, process.returncode)
 
 
 def median(values: Sequence[float]) -> float:
