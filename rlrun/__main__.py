@@ -69,11 +69,20 @@ def _meta() -> dict[str, Any]:
 _EXISTING: dict[Path, set[str]] = {}
 
 
+# Folders of the default layout (outputs/runs/<env>-<algo>) that existed before Hydra made the run folder.
+_EXISTING_PARENTS: set[Path] = set()
+
+
 def _note_existing(args: list[str]) -> None:
-    """Remember what ``hydra.run.dir`` holds before Hydra writes there (the default folder is always new)."""
+    """Remember what ``hydra.run.dir`` holds before Hydra writes there (the default folder is always new),
+    and which folders of the default layout exist."""
     target = next((a.split("=", 1)[1] for a in args if a.startswith("hydra.run.dir=")), None)
     if target and Path(target).is_dir():
         _EXISTING[Path(target).resolve()] = {p.name for p in Path(target).iterdir()}
+    runs = Path("outputs", "runs").resolve()
+    _EXISTING_PARENTS.update(p for p in (runs.parent, runs) if p.is_dir())
+    if runs.is_dir():
+        _EXISTING_PARENTS.update(p for p in runs.iterdir() if p.is_dir())
 
 
 def _remove_if_unused(run_dir: Path) -> None:
@@ -89,6 +98,11 @@ def _remove_if_unused(run_dir: Path) -> None:
         shutil.rmtree(path) if path.is_dir() else path.unlink()
     if existing is None and not any(run_dir.iterdir()):
         run_dir.rmdir()
+        outputs = Path("outputs").resolve()
+        for parent in run_dir.resolve().parents:  # outputs/runs/<env>-<algo> if Hydra made it just now
+            if parent in _EXISTING_PARENTS or not parent.is_relative_to(outputs) or any(parent.iterdir()):
+                break
+            parent.rmdir()
 
 
 def _report(run_dir: Path) -> None:

@@ -207,6 +207,15 @@ def test_a_new_folder_is_removed_when_the_run_never_started(tmp_path: Path) -> N
     result = run(["hydra.run.dir=fresh", "env=gym", "env.id=NoSuch-v0"], tmp_path)
     assert result.returncode == 2
     assert not (tmp_path / "fresh").exists()
+    kept = tmp_path / "outputs" / "runs" / "gym-ppo"  # a folder of the user's, empty, stays
+    kept.mkdir(parents=True)
+    for _ in range(2):  # the second time, outputs/runs/gridworld-sac is made by Hydra and removed again
+        result = run(["env=gym", "env.id=NoSuch-v0"], tmp_path)
+        assert result.returncode == 2
+        result = run(["env=gridworld", "algo=sac"], tmp_path)
+        assert result.returncode == 2
+        assert [p.name for p in (tmp_path / "outputs" / "runs").iterdir()] == ["gym-ppo"]
+        assert not any(kept.iterdir())
 
 
 def test_resumed_run_reports_its_own_identity(tmp_path: Path) -> None:
