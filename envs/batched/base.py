@@ -27,30 +27,44 @@ import numpy.typing as npt
 from gymnasium.utils import seeding
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
-# Half-width, relative, of the window around a float64 distance inside which ``sqrt(dx * dx + dy * dy)`` and
-# ``math.hypot`` (which the single envs use) may differ: both are within about one ulp (2.2e-16) of the truth.
-_HYPOT_SLACK = 8 * np.finfo(np.float64).eps
+# Float64 ulps within which ``sqrt(x * x + y * y)`` and ``math.hypot`` (the single envs') are of each other: both
+# are within about one ulp of the exact value; this window leaves a wide margin.
+_WINDOW = 64
+_LOW29 = (1 << 29) - 1  # the float64 mantissa bits that rounding to float32 drops
+_HALF = 1 << 28  # those bits at a float32 midpoint, where the rounding is in doubt
+_TINY = int(np.float64(1e-150).view(np.int64))  # below, x * x may underflow: math.hypot decides
 _FEW = 64
 
 
-def python_hypot(dx: npt.NDArray[np.float64], dy: npt.NDArray[np.float64], threshold: float) -> npt.NDArray[np.float64]:
-    """``math.hypot`` of each pair, as the single envs compute it, at the speed of array arithmetic.
+def python_norms(offsets: npt.NDArray[np.float64], threshold: float) -> npt.NDArray[np.float64]:
+    """``math.hypot(x, y)`` of each row ``(x, y)``, as the single envs compute it, at the speed of array arithmetic.
 
-    ``sqrt(dx * dx + dy * dy)`` and Python's ``math.hypot`` differ in the last bit for about 16% of pairs
+    ``sqrt(x * x + y * y)`` and Python's ``math.hypot`` differ in the last bit for about 16% of pairs
     (``np.hypot`` for 0.6%, at three times the cost). Rewards (float32) and the comparison with ``threshold``
-    only see the difference when the distance is within a few ulps of a float32 value or of ``threshold``,
-    so exactly those pairs are recomputed by ``math.hypot``: the float32 rewards and the flags derived from
-    the result are the single env's (the float64 distances may differ in their last bit).
+    only see the difference when the distance is within a few ulps of a float32 rounding midpoint or of
+    ``threshold``, so exactly those rows are recomputed by ``math.hypot`` (found from the float64 bits): the
+    float32 rewards and the flags derived from the result are the single env's (the float64 distances may
+    differ in their last bit).
     """
-    if dx.size <= _FEW:  # a few finished copies: math.hypot itself is quicker than the arithmetic below
-        return np.array(list(map(math.hypot, dx.tolist(), dy.tolist())), dtype=np.float64)
-    distance = np.sqrt(dx * dx + dy * dy)
-    low = (distance * (1.0 - _HYPOT_SLACK)).astype(np.float32)
-    high = (distance * (1.0 + _HYPOT_SLACK)).astype(np.float32)
-    doubtful = (low != high) | (np.abs(distance - threshold) <= threshold * _HYPOT_SLACK)
-    for i in np.flatnonzero(doubtful).tolist():
-        distance[i] = math.hypot(dx[i], dy[i])
+    if len(offsets) <= _FEW:  # a few finished copies: math.hypot itself is quicker than the arithmetic below
+        return np.array(list(map(math.hypot, *offsets.T.tolist())), dtype=np.float64)
+    x, y = offsets[:, 0], offsets[:, 1]
+    distance = x * x
+    distance += y * y
+    np.sqrt(distance, out=distance)
+    bits = distance.view(np.int64)
+    near_midpoint = np.bitwise_and(bits - (_HALF - _WINDOW), _LOW29) <= 2 * _WINDOW
+    near_threshold = (bits - (int(np.float64(threshold).view(np.int64)) - _WINDOW)).view(np.uint64) <= 2 * _WINDOW
+    doubtful = near_midpoint | near_threshold | (bits < _TINY)
+    for i in doubtful.nonzero()[0].tolist():
+        distance[i] = math.hypot(*offsets[i].tolist())
     return distance
+
+
+def clip(values: npt.NDArray[Any], low: float, high: float) -> npt.NDArray[Any]:
+    """``values`` clipped to ``[low, high]`` in place, as the single envs' comparisons clip (two ufunc calls)."""
+    np.maximum(values, low, out=values)
+    return np.minimum(values, high, out=values)
 
 
 class BatchedVecEnv(VecEnv):
@@ -169,7 +183,7 @@ class BatchedVecEnv(VecEnv):
             dones = terminated | truncated
         no_info: dict[str, Any] = {}
         infos = [no_info] * self.num_envs
-        finished = np.flatnonzero(dones)
+        finished = dones.nonzero()[0]
         if finished.size:
             self._finish(finished, terminated, infos)
         return self.observe(), rewards, dones, infos

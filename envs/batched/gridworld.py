@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from envs.batched.base import BatchedVecEnv
+from envs.batched.base import BatchedVecEnv, clip
 from envs.gridworld import _MOVES, ACTION_NAMES, GridWorldEnv
 
 _MOVE_ARRAY = np.array(_MOVES, dtype=np.int64)
@@ -53,7 +53,7 @@ class BatchedGridWorld(BatchedVecEnv):
         """Move one cell (not off the grid); reward 1 and terminate on reaching the target."""
         agents = self.agents
         agents += _MOVE_ARRAY[actions]
-        np.clip(agents, 0, self.single.size - 1, out=agents)
+        clip(agents, 0, self.single.size - 1)
         reached = (agents == self.targets).all(axis=1)
         return reached.astype(np.float32), reached
 

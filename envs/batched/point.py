@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from envs.batched.base import BatchedVecEnv, python_hypot
+from envs.batched.base import BatchedVecEnv, clip, python_norms
 from envs.point import PointEnv
 
 
@@ -37,7 +37,7 @@ class BatchedPointEnv(BatchedVecEnv):
         tolerance = self.single.goal_tolerance
         while indices.size:
             starts = self.take(indices)
-            outside = python_hypot(starts[:, 0], starts[:, 1], tolerance) > tolerance
+            outside = python_norms(starts, tolerance) > tolerance
             self.positions[indices[outside]] = starts[outside]
             indices = indices[~outside]
 
@@ -50,9 +50,10 @@ class BatchedPointEnv(BatchedVecEnv):
         single = self.single
         positions = self.positions
         positions += single.max_speed * actions
-        np.clip(positions, -single.arena, single.arena, out=positions)
-        distance = python_hypot(positions[:, 0], positions[:, 1], single.goal_tolerance)
-        return (-distance).astype(np.float32), distance <= single.goal_tolerance
+        clip(positions, -single.arena, single.arena)
+        distance = python_norms(positions, single.goal_tolerance)
+        rewards = (-distance).astype(np.float32)
+        return rewards, distance <= single.goal_tolerance
 
     def observe(self, indices: npt.NDArray[np.intp] | None = None) -> npt.NDArray[np.float32]:
         """Positions as float32, one row per copy."""
@@ -73,8 +74,7 @@ def planar_actions(actions: Any, num_envs: int) -> npt.NDArray[np.float64]:
         raise ValueError(
             f"actions must be a numeric array of shape ({num_envs}, 2), got {array.dtype} of shape {array.shape}"
         )
-    array = array.astype(np.float64)  # a new array: the caller's actions stay as they are
-    if not np.isfinite(array).all():
+    if not math.isfinite(np.add.reduce(array, axis=None)) and not np.isfinite(array).all():  # the sum: one call
         bad = np.flatnonzero(~np.isfinite(array).all(axis=1))
         raise ValueError(f"actions must be finite, got {array[bad[0]].tolist()} for env copy {bad[0]}")
-    return np.clip(array, -1.0, 1.0, out=array)
+    return clip(array.astype(np.float64), -1.0, 1.0)  # a new array: the caller's actions stay as they are

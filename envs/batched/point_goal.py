@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from envs.batched.base import BatchedVecEnv
+from envs.batched.base import BatchedVecEnv, clip
 from envs.batched.point import planar_actions
 from envs.point_goal import PointGoalEnv
 
@@ -62,7 +62,7 @@ class BatchedPointGoal(BatchedVecEnv):
         single = self.single
         moved = self.positions.astype(np.float64)
         moved += single.max_step * actions
-        np.clip(moved, -single.arena, single.arena, out=moved)
+        clip(moved, -single.arena, single.arena)
         self.positions = moved.astype(np.float32)
         rewards = np.asarray(single.compute_reward(self.positions, self.goals, None))
         return rewards, rewards == 0.0

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from envs.batched.base import BatchedVecEnv, python_hypot
+from envs.batched.base import BatchedVecEnv, clip, python_norms
 from envs.batched.gridworld import discrete_actions
 from envs.room import _MOVES, ACTION_NAMES, RoomToyEnv
 
@@ -45,8 +45,7 @@ class BatchedRoomToy(BatchedVecEnv):
         radius = self.single.goal_radius
         while indices.size:
             starts = self.take(indices)
-            offset = starts - self._goal
-            outside = python_hypot(offset[:, 0], offset[:, 1], radius) >= radius
+            outside = python_norms(starts - self._goal, radius) >= radius
             self.positions[indices[outside]] = starts[outside]
             indices = indices[~outside]
 
@@ -71,10 +70,10 @@ class BatchedRoomToy(BatchedVecEnv):
         positions += self._moves[actions]
         if single.noise_std > 0.0:
             positions += self.batch_rng.normal(0.0, single.noise_std, size=positions.shape)
-        np.clip(positions, 0.0, single.size, out=positions)
-        offset = positions - self._goal
-        distance = python_hypot(offset[:, 0], offset[:, 1], single.goal_radius)
-        return (-distance).astype(np.float32), distance < single.goal_radius
+        clip(positions, 0.0, single.size)
+        distance = python_norms(positions - self._goal, single.goal_radius)
+        rewards = (-distance).astype(np.float32)
+        return rewards, distance < single.goal_radius
 
     def observe(self, indices: npt.NDArray[np.intp] | None = None) -> npt.NDArray[np.float32]:
         """Positions as float32, one row per copy."""
