@@ -23,7 +23,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from rlrun import build, constructor_checks, env_checks, override_checks, validate
+from rlrun import build, constructor_checks, env_checks, native_checks, override_checks, validate
 from rlrun.env_checks import CHECKERS, FAIL, PASS, SKIP, Result
 from rlrun.errors import Problem, UserError, report_user_errors
 
@@ -92,6 +92,8 @@ def run_checks(cfg: DictConfig, with_algo: bool) -> list[Result]:
             else:
                 results.append(Result("algorithm", SKIP, "no algo= on the command line (e.g. add algo=ppo)"))
             results += _guarded("random rollout", env_checks.rollout, cfg, steps)
+            if cfg.env.vectorization == "native":  # the batched training envs against the gym ones
+                results += _guarded(native_checks.NAME, native_checks.agreement, cfg, steps)
     return results
 
 
