@@ -161,11 +161,8 @@ class RunRecord:
     @staticmethod
     def counts(timesteps: int, wall_s: float | None) -> dict[str, Any]:
         """``timesteps``, ``wall_s`` (seconds of training across all sessions of the run) and ``fps``."""
-        return {
-            "timesteps": timesteps,
-            "wall_s": None if wall_s is None else round(wall_s, 3),
-            "fps": round(timesteps / wall_s, 1) if wall_s else None,
-        }
+        wall_s = None if wall_s is None else round(wall_s, 3)
+        return {"timesteps": timesteps, "wall_s": wall_s, "fps": round(timesteps / wall_s, 1) if wall_s else None}
 
     def progress(self, timesteps: int, wall_s: float | None) -> None:
         """Record the steps done and the seconds of training so far."""

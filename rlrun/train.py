@@ -130,6 +130,7 @@ def _run(
             interrupts.stop_snapshot or snapshotter.snapshot()  # steps and seconds recorded as it is written
             record.finish("interrupted")
             raise RunInterrupted(interrupts.received, str(run_dir))
+        record.progress(counts["timesteps"], counts["wall_s"])  # training is over; the final evaluation is next
         sync_normalization(train_env, eval_env)  # the final statistics, not the last evaluation's
         final = evaluate(model, eval_env, cfg.eval.final_episodes)
         _save_final(model, run_dir)
