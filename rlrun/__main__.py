@@ -2,7 +2,9 @@
 
 The only module that touches Hydra's runtime: it reads the run folder, the group choices and the
 overrides from ``HydraConfig`` and passes them to :mod:`rlrun.train` as plain values. ``resume=``
-is checked here before Hydra runs, so a bad target creates nothing on disk.
+is checked here before Hydra runs, so a bad target creates nothing on disk. Under ``-m`` the sweep is
+planned and recorded by rlrun's sweeper (``hydra_plugins/rlrun_sweeper``, :mod:`rlrun.sweep`) and each
+job goes through :func:`rlrun.sweep_job.run_job`, which never raises.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def _prog() -> str:
     return "python -m rlrun" if sys.argv[0].endswith("__main__.py") else Path(sys.argv[0]).name
 
 
-def _command() -> str:
+def command_line() -> str:
     """The command line as the user typed it."""
     return " ".join([_prog(), *map(shlex.quote, sys.argv[1:])])
 
@@ -60,7 +62,7 @@ def _meta() -> dict[str, Any]:
         "algo": choices.get("algo"),
         "preset": _preset(choices.get("tuned")),
         "overrides": list(hydra_cfg.overrides.task),
-        "command": _command(),
+        "command": command_line(),
         "multirun": hydra_cfg.mode == RunMode.MULTIRUN,
     }
 

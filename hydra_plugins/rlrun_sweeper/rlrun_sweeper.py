@@ -21,14 +21,6 @@ if TYPE_CHECKING:
     from rlrun.sweep_plan import Job
 
 
-def _command() -> str:
-    """The command line as the user typed it."""
-    import shlex
-
-    prog = "python -m rlrun" if sys.argv[0].endswith("__main__.py") else Path(sys.argv[0]).name
-    return " ".join([prog, *map(shlex.quote, sys.argv[1:])])
-
-
 class RlrunSweeper(BasicSweeper):
     """Cartesian-product sweeps, as Hydra's basic sweeper, that skip, resume, re-run or refuse each job."""
 
@@ -62,6 +54,7 @@ class RlrunSweeper(BasicSweeper):
     def sweep(self, arguments: list[str]) -> None:
         """Plan every job, launch those to run, record the sweep; exit with the sweep's status."""
         from rlrun import sweep as sweeping
+        from rlrun.__main__ import command_line  # under `python -m rlrun` a second, harmless copy of it
         from rlrun.errors import report_user_errors
         from rlrun.sweep_plan import decide, refuse_collisions, refuse_common_mistake
 
@@ -75,7 +68,7 @@ class RlrunSweeper(BasicSweeper):
             for job in jobs:
                 decide(job, self.stale_after_s)
             refuse_common_mistake(jobs)
-        info = {"command": _command(), "launcher": self.config.hydra.runtime.choices.get("hydra/launcher")}
+        info = {"command": command_line(), "launcher": self.config.hydra.runtime.choices.get("hydra/launcher")}
         launcher = self.launcher
         status = sweeping.run(
             jobs,
