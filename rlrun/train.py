@@ -92,20 +92,15 @@ def _run(
     cfg: DictConfig, run_dir: Path, record: RunRecord, meta: dict[str, Any], snapshot: Path | None
 ) -> dict[str, Any]:
     envs: list[VecEnv] = []
-    progress: list[Callable[[], dict[str, Any]]] = []  # the steps and seconds so far, once there are any
+    so_far: list[Callable[[], dict[str, Any]]] = []  # run.json's steps and seconds so far, once there are any
     try:
         train_env = build.make_train_env(cfg, _statistics(snapshot))
         envs.append(train_env)
         eval_env = build.make_eval_env(cfg, n_envs=cfg.eval.get("n_envs", 1))  # 1: runs from before the key
         envs.append(eval_env)
         evaluator = PeriodicEvaluation(eval_env, cfg.eval.every, cfg.eval.episodes, run_dir / "eval.csv")
-        first: list[BaseCallback] = []  # a resumed run's: put back what SB3 draws anew at the first rollout
-        if snapshot is None:
-            model = build.make_model(cfg, train_env)
-            model.set_logger(_tensorboard(run_dir / "tb"))
-        else:
-            model, first = _restore(cfg, run_dir, snapshot, train_env, eval_env, evaluator)
-        progress.append(lambda: RunRecord.counts(model.num_timesteps, evaluator.wall()))
+        model, first = _model(cfg, run_dir, snapshot, train_env, eval_env, evaluator)
+        so_far.append(lambda: RunRecord.counts(model.num_timesteps, evaluator.wall()))
         live = KeepRecordCurrent(record, evaluator.wall, cfg.eval.every)
         snapshotter = snapshots.SnapshotCallback(
             run_dir / "snapshots",
@@ -118,36 +113,65 @@ def _run(
             resumed_from=snapshot,
         )
         interrupts = InterruptCallback(snapshotter.snapshot)
-        with interrupts.installed():
+        with interrupts.installed():  # through the final evaluation: a signal then lets the run complete
             model.learn(
                 cfg.total_timesteps - model.num_timesteps,
                 callback=StoppableCallbacks([*first, evaluator, live, snapshotter], interrupts),
                 reset_num_timesteps=snapshot is None,
                 progress_bar=_progress_bar(cfg, meta),
             )
-        counts = progress[0]()
-        if interrupts.received is not None:
-            interrupts.stop_snapshot or snapshotter.snapshot()  # steps and seconds recorded as it is written
-            record.finish("interrupted")
-            raise RunInterrupted(interrupts.received, str(run_dir))
-        record.progress(counts["timesteps"], counts["wall_s"])  # training is over; the final evaluation is next
-        sync_normalization(train_env, eval_env)  # the final statistics, not the last evaluation's
-        final = evaluate(model, eval_env, cfg.eval.final_episodes)
-        _save_final(model, run_dir)
-        _log_final(model.logger, cfg, final.summary(), model.num_timesteps)
-        record.finish("completed", **counts, final=final.summary())
-        return final.summary()
+            if interrupts.received is not None:
+                interrupts.stop_snapshot or snapshotter.snapshot()  # steps and seconds recorded as it is written
+                record.finish("interrupted")
+                raise RunInterrupted(interrupts.received, str(run_dir))
+            return _complete(cfg, run_dir, record, model, train_env, eval_env, so_far[0]())
     except RunInterrupted:
         raise
-    except KeyboardInterrupt:  # a third signal, or one outside learn(): resumable from the last snapshot
-        record.finish("interrupted", **(progress[0]() if progress else {}))
+    except KeyboardInterrupt:  # a third signal, or one outside training: resumable from the last snapshot
+        record.finish("interrupted", **(so_far[0]() if so_far else {}))
         raise
     except BaseException as error:
-        record.finish("failed", error=f"{type(error).__name__}: {error}", **(progress[0]() if progress else {}))
+        record.finish("failed", error=f"{type(error).__name__}: {error}", **(so_far[0]() if so_far else {}))
         raise
     finally:
         for env in envs:
             env.close()
+
+
+def _model(
+    cfg: DictConfig,
+    run_dir: Path,
+    snapshot: Path | None,
+    train_env: VecEnv,
+    eval_env: VecEnv,
+    evaluator: PeriodicEvaluation,
+) -> tuple[BaseAlgorithm, list[BaseCallback]]:
+    """A new model, or the snapshot's; with the callbacks a resumed run needs first."""
+    if snapshot is not None:
+        return _restore(cfg, run_dir, snapshot, train_env, eval_env, evaluator)
+    model = build.make_model(cfg, train_env)
+    model.set_logger(_tensorboard(run_dir / "tb"))
+    return model, []
+
+
+def _complete(
+    cfg: DictConfig,
+    run_dir: Path,
+    record: RunRecord,
+    model: BaseAlgorithm,
+    train_env: VecEnv,
+    eval_env: VecEnv,
+    counts: dict[str, Any],
+) -> dict[str, Any]:
+    """Training is over: the final evaluation (with the final VecNormalize statistics), the final model, and
+    run.json completed with ``counts`` (the steps and seconds of training)."""
+    record.progress(counts["timesteps"], counts["wall_s"])
+    sync_normalization(train_env, eval_env)  # the final statistics, not the last evaluation's
+    final = evaluate(model, eval_env, cfg.eval.final_episodes)
+    _save_final(model, run_dir)
+    _log_final(model.logger, cfg, final.summary(), model.num_timesteps)
+    record.finish("completed", **counts, final=final.summary())
+    return final.summary()
 
 
 def _statistics(snapshot: Path | None) -> Path | None:
