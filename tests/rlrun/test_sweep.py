@@ -216,3 +216,29 @@ def test_a_worker_stopped_by_sigterm_continues_bit_identical_and_launchers_agree
         (basic,) = (tmp_path / "outputs" / "sweeps" / "basic").glob(f"gridworld-ppo/*/seed-{seed}")
         (joblib,) = (tmp_path / "outputs" / "sweeps" / "joblib").glob(f"gridworld-ppo/*/seed-{seed}")
         assert_same_results(basic, joblib)
+
+
+def test_ctrl_c_stops_the_whole_sweep_and_leaves_it_resumable(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT to the terminal's process group) on a sweep run by the basic launcher."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rlrun", "-m", *GRIDWORLD, "seed=0,1", "sweep=stopped"],
+        cwd=tmp_path,
+        env={**os.environ, "HYDRA_FULL_ERROR": "0"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+    )
+    sweep_dir = tmp_path / "outputs" / "sweeps" / "stopped"
+    deadline = time.monotonic() + 240
+    while not list(sweep_dir.glob("gridworld-ppo/*/seed-0/snapshots/step-*/manifest.json")):
+        assert process.poll() is None and time.monotonic() < deadline, "the first job never wrote a snapshot"
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGINT)
+    output, _ = process.communicate(timeout=240)
+    assert process.returncode == 130, output
+    data = json.loads((sweep_dir / "sweep.json").read_text())
+    assert [job["status"] for job in data["jobs"]] == ["interrupted", "not_started"]
+    (first,) = sweep_dir.glob("gridworld-ppo/*/seed-0")
+    assert record(first)["status"] == "interrupted"
+    assert not list(sweep_dir.glob("gridworld-ppo/*/seed-1"))  # never started: no folder left behind
