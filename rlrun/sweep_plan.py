@@ -123,6 +123,16 @@ def _has_snapshot(path: Path) -> bool:
     return newest_complete(path / "snapshots") is not None
 
 
+def _running_reason(path: Path, record: dict[str, Any], record_path: Path, stale_after_s: float) -> str:
+    pid, host = record.get("pid"), record.get("host")
+    if host == platform.node():
+        return f"{path} is still running (pid {pid}): stop it first (kill {pid}) or let it finish"
+    return (
+        f"{path} is still running on {host} (its run.json was updated {_age_s(record, record_path):.0f} s ago); "
+        f"it counts as stopped once that is older than hydra.sweeper.stale_after_s={stale_after_s:g}"
+    )
+
+
 def decide(job: Job, stale_after_s: float) -> None:
     """Set ``job.action`` (and ``job.reason`` for a refusal) from what its folder holds."""
     job.existed = job.path.exists()
@@ -142,8 +152,7 @@ def decide(job: Job, stale_after_s: float) -> None:
     elif record.get("status") == "completed":
         job.action = SKIP
     elif record.get("status") == "running" and still_running(record, record_path, stale_after_s):
-        job.action = REFUSE
-        job.reason = f"{job.path} is still running (pid {record.get('pid')} on {record.get('host')})"
+        job.action, job.reason = REFUSE, _running_reason(job.path, record, record_path, stale_after_s)
     elif record.get("status") in ("interrupted", "running") and _has_snapshot(job.path):
         job.action = RESUME
     else:
