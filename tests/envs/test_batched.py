@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import functools
 import pickle
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import pytest
-from gymnasium.wrappers import FlattenObservation, FrameStackObservation
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
 import envs
-from envs.batched import NATIVE, BatchedRoomToy, NoNativeVersion, UnsupportedWrapper, make_vec_env, wrap
-from envs.wrappers import RelativePosition, ScaleReward
+from envs.batched import NATIVE, BatchedRoomToy, NoNativeVersion, make_vec_env
 
 EXACT_IDS = ["rlrun/PointEnv-v0", "rlrun/GridWorld-v0", "rlrun/PointGoal-v0"]  # no draws while stepping
 
@@ -210,8 +207,8 @@ def test_env_method_get_attr_and_what_is_not_supported() -> None:
     assert native.get_attr("distance_threshold") == [0.1] * 4
     assert native.get_attr("render_mode", indices=[2]) == [None]
     assert native.has_attr("compute_reward") and native.env_is_wrapped(gym.Wrapper) == [False] * 4
-    with pytest.raises(AttributeError, match="reset_copy"):
-        native.env_method("reset_copy")
+    with pytest.raises(AttributeError, match="'start'"):
+        native.env_method("start")
     with pytest.raises(AttributeError, match="share their parameters"):
         native.set_attr("arena", 2.0)
     with pytest.raises(NotImplementedError, match="single env"):
@@ -261,38 +258,6 @@ def test_a_pickled_copy_continues_exactly(env_id: str) -> None:
     for _ in range(120):  # past episode ends, so the copies' generators are compared too
         actions = policy(env_id, native.observe(), rng, 8)
         assert_same_step(native.step(actions.copy()), clone.step(actions.copy()))
-
-
-@pytest.mark.parametrize(
-    ("env_id", "wrapper"),
-    [
-        ("rlrun/GridWorld-v0", RelativePosition),
-        ("rlrun/GridWorld-v0", FlattenObservation),
-        ("rlrun/PointGoal-v0", FlattenObservation),
-        ("rlrun/PointEnv-v0", functools.partial(ScaleReward, scale=0.5)),
-    ],
-    ids=["relative_position", "flatten-dict", "flatten-goal", "scale_reward"],
-)
-def test_wrappers_match_the_gym_wrappers(env_id: str, wrapper: Any) -> None:
-    n = 4
-    dummy = DummyVecEnv([lambda: wrapper(gym.make(env_id)) for _ in range(n)])
-    dummy.seed(1)
-    native = wrap(make_vec_env(env_id, n, seed=1), wrapper)
-    assert native.observation_space == dummy.observation_space
-    obs_g = dummy.reset()
-    assert_same_obs(obs_g, native.reset())
-    rng = np.random.default_rng(0)
-    for _ in range(120):
-        actions = rng.integers(4, size=n) if env_id == "rlrun/GridWorld-v0" else rng.uniform(-1, 1, (n, 2))
-        assert_same_step(dummy.step(actions), native.step(actions))
-
-
-def test_wrappers_without_a_batched_version_are_named() -> None:
-    native = make_vec_env("rlrun/PointEnv-v0", 2)
-    with pytest.raises(UnsupportedWrapper, match="'frame_stack'.*env.vectorization=gym"):
-        wrap(native, functools.partial(FrameStackObservation, stack_size=4), name="frame_stack")
-    with pytest.raises(ValueError, match="RelativePosition needs a Dict"):
-        wrap(native, RelativePosition)
 
 
 @pytest.mark.parametrize("env_id", ["rlrun/PointEnv-v0", "rlrun/RoomToy-v0"])
