@@ -30,7 +30,7 @@ from rlrun import sweep_plan
 from rlrun.record import now
 from rlrun.sweep_job import STOP_FILE, SweepStopped, mark_sweeper_process
 from rlrun.sweep_plan import LAUNCHED, RERUN, RESUME, SKIP, TRAIN, Job
-from rlrun.sweep_record import Watcher, summary, sweep_json, write_sweep_json
+from rlrun.sweep_record import Watcher, jobs_word, summary, sweep_json, write_sweep_json
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGUSR2)
 # launch(list of each job's overrides, index of the first job) -> Hydra's JobReturns (not used: the
@@ -91,7 +91,7 @@ def _announce(sweep_dir: Path, jobs: list[Job]) -> None:
         f"{sum(job.action == sweep_plan.REFUSE for job in jobs)} refused",
     ]
     kept = [w for w in words if not w.startswith("0 ")]
-    print(f"sweep {sweep_dir}: {len(jobs)} jobs: {', '.join(kept)}", flush=True)
+    print(f"sweep {sweep_dir}: {jobs_word(len(jobs))}: {', '.join(kept)}", flush=True)
     for job in jobs:
         if job.action == sweep_plan.REFUSE:
             print(f"  refused: {job.folder}\n    {job.reason}", flush=True)

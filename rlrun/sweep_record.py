@@ -157,11 +157,16 @@ def write_sweep_json(sweep_dir: Path, data: dict[str, Any]) -> Path:
     return sweep_dir / "sweep.json"
 
 
+def jobs_word(count: int) -> str:
+    """``1 job``, ``4 jobs``."""
+    return f"{count} job" if count == 1 else f"{count} jobs"
+
+
 def summary(sweep_dir: Path, data: dict[str, Any], jobs: list[Job]) -> str:
     """Counts by status, then each job that did not end well, with the last line of its error and its log."""
     counts = data["counts"]
     ended = ", ".join(f"{counts[s]} {s.replace('_', ' ')}" for s in STATUSES if counts[s])
-    lines = [f"sweep {sweep_dir} ({data['launcher']} launcher): {counts['planned']} jobs: {ended or 'none run'}"]
+    lines = [f"sweep {sweep_dir} ({data['launcher']} launcher): {jobs_word(counts['planned'])}: {ended or 'none run'}"]
     for job, entry in zip(jobs, data["jobs"], strict=True):
         if entry["status"] in ("failed", "interrupted", "refused"):
             lines.append(f"  {entry['status']}: {job.folder}")
