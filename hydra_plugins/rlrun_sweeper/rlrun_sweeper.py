@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+# Hydra ships its basic sweeper (the cartesian product of the command line's values, max_batch_size,
+# params) only from this module; subclassing it keeps exactly its grammar and behaviour for the jobs.
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.types import HydraContext, TaskFunction
