@@ -1,0 +1,263 @@
+"""``rlrun-tune``: tiny real studies (2 seeds, 512 steps, 1-3 trials) run as a user runs them, and the checks
+of the search space before anything is trained."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import optuna
+import pytest
+import yaml
+from hydra import compose, initialize_config_module
+from omegaconf import OmegaConf
+from optuna.storages import JournalStorage
+from optuna.storages.journal import JournalFileBackend
+from optuna.trial import TrialState
+
+from rlrun import tune, tune_space
+from rlrun.errors import UserError
+from tests.rlrun.helpers import compose_config
+
+ROOT = Path(__file__).resolve().parents[2]
+# A few hundred steps of PPO with a tiny net: two evaluations (256, 512), two final episodes.
+TINY = [
+    "total_timesteps=512",
+    "eval.every=256",
+    "eval.episodes=2",
+    "eval.final_episodes=2",
+    "eval.n_envs=2",
+    "snapshot.every=512",
+    "env.n_envs=1",
+    "algo.n_steps=128",
+    "algo.batch_size=64",
+    "algo.n_epochs=2",
+]
+SPACES = {
+    "tiny": {
+        "algo.learning_rate": {"type": "float", "low": 1.0e-4, "high": 1.0e-2, "log": True},
+        "algo.policy_kwargs.net_arch": {"type": "categorical", "choices": [[16], [32]]},
+    },
+    # 100-step episodes score far below 10-step ones: hyperband prunes the second trial at its first rung.
+    "episodes": {"env.max_episode_steps": {"type": "categorical", "choices": [10, 100]}},
+    # an infinite entropy bonus passes every check, then training raises on NaN logits
+    "crash": {"algo.ent_coef": {"type": "categorical", "choices": [0.0, math.inf]}},
+}
+
+
+def tune_command(tmp_path: Path, *args: str, space: str = "tiny") -> list[str]:
+    conf = tmp_path / "conf" / "search_space"
+    conf.mkdir(parents=True, exist_ok=True)
+    (conf / f"{space}.yaml").write_text(f"# {space}\n" + yaml.safe_dump(SPACES[space]))
+    return [sys.executable, "-m", "rlrun.tune", f"--config-dir={tmp_path / 'conf'}", f"search_space={space}", *args]
+
+
+def run_tune(tmp_path: Path, *args: str, space: str = "tiny") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = tune_command(tmp_path, *args, space=space)
+    return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+
+
+def journal(folder: Path, name: str) -> optuna.Study:
+    storage = JournalStorage(JournalFileBackend(str(folder / "journal.log")))
+    return optuna.load_study(study_name=name, storage=storage)
+
+
+def states(study: optuna.Study) -> list[TrialState]:
+    return [trial.state for trial in study.get_trials()]
+
+
+STUDY = ["env=gridworld", "algo=ppo", *TINY, "tune.seeds=2", "tune.study=small"]
+
+
+@pytest.fixture(scope="module")
+def small_study(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A study of 1 trial without validation, then the same command with tune.trials=2 and validation."""
+    tmp_path = tmp_path_factory.mktemp("tune")
+    first = run_tune(tmp_path, *STUDY, "tune.trials=1", "tune.validate_seeds=0")
+    folder = tmp_path / "outputs" / "tune" / "small"
+    stamps = {path: path.stat().st_mtime_ns for path in sorted((folder / "trials").glob("*/seed-*/run.json"))}
+    table_after_first = (folder / "table.md").exists()
+    second = run_tune(tmp_path, *STUDY, "tune.trials=2", "tune.validate_seeds=2")
+    return {"first": first, "second": second, "folder": folder, "stamps": stamps, "tmp_path": tmp_path,
+            "table_after_first": table_after_first}  # fmt: skip
+
+
+def test_a_small_study_writes_the_preset_the_validation_table_and_the_plots(small_study: dict[str, Any]) -> None:
+    second, folder = small_study["second"], small_study["folder"]
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "2/2 finished (2 complete, 0 pruned, 0 failed); best" in second.stdout
+    for name in ("best.yaml", "table.md", "table.csv", "table.json", "history.png", "importance.png"):
+        assert (folder / name).is_file(), name
+    best = journal(folder, "small").best_trial
+    preset = OmegaConf.load(folder / "best.yaml")
+    assert f"algo.learning_rate={preset.algo.learning_rate}" in best.user_attrs["overrides"]
+    assert preset.algo.n_steps == 128 and preset.total_timesteps == 512  # the study's own overrides
+    # a ready preset: as tuned/<name>.yaml in a folder of the search path, it composes the best trial's config
+    tuned = small_study["tmp_path"] / "presets" / "tuned"
+    tuned.mkdir(parents=True)
+    (tuned / "small_best.yaml").write_text((folder / "best.yaml").read_text())
+    trained = OmegaConf.load(folder / "trials" / str(best.number) / "seed-0" / "config.yaml")
+    composed = compose_config(
+        "env=gridworld", "algo=ppo", "tuned=small_best", f"hydra.searchpath=[file://{tuned.parent}]"
+    )
+    for key in ("algo", "env", "eval"):
+        assert OmegaConf.to_container(composed[key]) == OmegaConf.to_container(trained[key]), key
+    assert composed.total_timesteps == trained.total_timesteps == 512
+    table = json.loads((folder / "table.json").read_text())
+    assert [row["seeds_completed"] for row in table["rows"]] == [2, 2]
+    assert table["compare"] is not None
+    validation = sorted(f"{p.parent.name}/{p.name}" for p in (folder / "validation").glob("*/seed-*"))
+    tried = f"trial-{best.number}"
+    assert validation == sorted(["start/seed-1000", "start/seed-1001", f"{tried}/seed-1000", f"{tried}/seed-1001"])
+
+
+def test_running_the_command_again_adds_trials_without_retraining_finished_ones(small_study: dict[str, Any]) -> None:
+    first, second, folder = small_study["first"], small_study["second"], small_study["folder"]
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "1/1 finished (1 complete" in first.stdout
+    assert not small_study["table_after_first"]  # tune.validate_seeds=0: no validation runs, no table
+    assert len(small_study["stamps"]) == 2  # trial 0, two seeds
+    for path, stamp in small_study["stamps"].items():
+        assert path.stat().st_mtime_ns == stamp, f"{path} was trained again"
+    assert "trial 0 started" not in second.stdout and "trial 1 started" in second.stdout
+    assert states(journal(folder, "small")) == [TrialState.COMPLETE] * 2
+
+
+def test_a_trial_the_pruner_stops_is_recorded_pruned_and_its_seeds_end(tmp_path: Path) -> None:
+    folder = tmp_path / "outputs" / "tune" / "prune"
+    folder.mkdir(parents=True)
+    storage = JournalStorage(JournalFileBackend(str(folder / "journal.log")))
+    study = optuna.create_study(study_name="prune", storage=storage, direction="maximize")
+    study.enqueue_trial({"env.max_episode_steps": 10})
+    study.enqueue_trial({"env.max_episode_steps": 100})
+    args = ["env=pointenv", "algo=ppo", *TINY, "tune.study=prune", "tune.pruner=hyperband", "tune.seeds=2"]
+    done = run_tune(tmp_path, *args, "tune.trials=2", "tune.validate_seeds=0", space="episodes")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert states(journal(folder, "prune")) == [TrialState.COMPLETE, TrialState.PRUNED]
+    assert "trial 1 pruned at step 256" in done.stdout
+    for seed in (0, 1):  # stopped with SIGTERM: each seed snapshotted and ended interrupted
+        record = json.loads((folder / "trials" / "1" / f"seed-{seed}" / "run.json").read_text())
+        assert record["status"] == "interrupted" and record["timesteps"] < 512
+
+
+def test_a_failing_trial_is_recorded_with_its_error_and_the_study_goes_on(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    study = optuna.create_study(study_name="crash", storage=url, direction="maximize")
+    study.enqueue_trial({"algo.ent_coef": math.inf})
+    study.enqueue_trial({"algo.ent_coef": 0.0})
+    args = ["env=gridworld", "algo=ppo", *TINY, "tune.study=crash", f"tune.storage={url}", "tune.seeds=1"]
+    every_trial_failed = run_tune(tmp_path, *args, "tune.trials=1", "tune.validate_seeds=0", space="crash")
+    assert every_trial_failed.returncode == 1
+    assert "no trial of study crash completed; the first error: seed 0: ValueError" in every_trial_failed.stderr
+    went_on = run_tune(tmp_path, *args, "tune.trials=2", "tune.validate_seeds=0", space="crash")
+    assert went_on.returncode == 0, went_on.stderr[-3000:]
+    trials = optuna.load_study(study_name="crash", storage=url).get_trials()
+    assert [t.state for t in trials] == [TrialState.FAIL, TrialState.COMPLETE]
+    assert trials[0].user_attrs["error"].startswith("seed 0: ValueError")
+    assert (tmp_path / "outputs" / "tune" / "crash" / "best.yaml").is_file()
+
+
+def test_two_processes_share_one_study(tmp_path: Path) -> None:
+    args = ["env=gridworld", "algo=ppo", *TINY, "tune.study=shared", "tune.seeds=1", "tune.trials=2"]
+    command = tune_command(tmp_path, *args, "tune.validate_seeds=0")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    processes = [subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True) for _ in "ab"]
+    outputs = [process.communicate(timeout=600)[0] for process in processes]
+    assert [process.returncode for process in processes] == [0, 0], outputs
+    trials = journal(tmp_path / "outputs" / "tune" / "shared", "shared").get_trials()
+    assert [t.state for t in trials] == [TrialState.COMPLETE] * 2
+    assert {t.user_attrs["pid"] for t in trials} == {p.pid for p in processes}  # one trial each
+    assert sum("trial 0 started" in out for out in outputs) == 1
+
+
+def test_a_trial_left_running_by_a_dead_process_is_tried_again(tmp_path: Path) -> None:
+    args = ["env=gridworld", "algo=ppo", *TINY, "tune.study=dead", "tune.seeds=1", "tune.trials=1"]
+    command = tune_command(tmp_path, *args, "tune.validate_seeds=0")
+    killed = subprocess.Popen(command, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    folder = tmp_path / "outputs" / "tune" / "dead"
+    seeds = [folder / "trials" / "0" / "seed-0" / "run.json"]
+    deadline = time.monotonic() + 300
+    while not all(path.is_file() for path in seeds) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    pids = [json.loads(path.read_text())["pid"] for path in seeds]
+    deadline = time.monotonic() + 60
+    while any(Path(f"/proc/{pid}").exists() for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(Path(f"/proc/{pid}").exists() for pid in pids), "a seed outlived its rlrun-tune"
+    again = run_tune(tmp_path, *args, "tune.validate_seeds=0")
+    assert again.returncode == 0, again.stderr[-3000:]
+    trials = journal(folder, "dead").get_trials()
+    assert [t.state for t in trials] == [TrialState.FAIL, TrialState.COMPLETE]
+    assert "abandoned" in trials[0].user_attrs and trials[1].user_attrs["retry_of"] == 0
+    assert trials[1].params == trials[0].params
+
+
+SHIPPED = {
+    "ppo": "gridworld",
+    "a2c": "gridworld",
+    "dqn": "gridworld",
+    "sac": "pointenv",
+    "td3": "pointenv",
+    "her": "pointgoal",
+}
+
+
+@pytest.mark.parametrize("algo, env", SHIPPED.items())
+def test_every_shipped_search_space_passes_its_own_checks(algo: str, env: str) -> None:
+    text = (ROOT / "conf" / "search_space" / f"{algo}.yaml").read_text()
+    assert text.startswith(f"# Search space for {algo.upper()}")
+    with initialize_config_module("rlrun.conf", version_base="1.3"):
+        cfg = compose("tune", overrides=[f"env={env}", f"algo={algo}"])
+    params = tune_space.parse_space(OmegaConf.to_container(cfg.search_space), f"search_space={algo}")
+    tune_space.check_against(params, cfg)
+    assert all(param.key.startswith("algo.") for param in params)
+
+
+BAD_ENTRIES = {
+    "unknown key": ({"algo.lerning_rate": {"type": "float", "low": 0.1, "high": 1}}, "not an argument of PPO"),
+    "low above high": ({"algo.gamma": {"type": "float", "low": 0.99, "high": 0.9}}, "low=0.99 > high=0.9"),
+    "log with low 0": ({"algo.ent_coef": {"type": "float", "low": 0, "high": 1, "log": True}}, "needs low > 0"),
+    "empty choices": ({"algo.n_steps": {"type": "categorical", "choices": []}}, "non-empty list"),
+    "unknown type": ({"algo.gamma": {"type": "uniform", "low": 0.9, "high": 0.99}}, "unknown type 'uniform'"),
+    "unknown field": ({"algo.gamma": {"type": "float", "low": 0.9, "hi": 0.99}}, "hi is not a field"),
+    "wrong value type": ({"algo.n_steps": {"type": "categorical", "choices": [64, "many"]}}, "wrong type"),
+    "not trained on": ({"seed": {"type": "int", "low": 0, "high": 9}}, "does not change what is trained"),
+    "not in the config": ({"total_timestep": {"type": "int", "low": 1, "high": 9}}, "not a key of the config"),
+}
+
+
+@pytest.mark.parametrize("space, message", BAD_ENTRIES.values(), ids=BAD_ENTRIES.keys())
+def test_each_bad_search_space_entry_is_named_with_its_fix(space: dict[str, Any], message: str) -> None:
+    with pytest.raises(UserError) as caught:
+        params = tune_space.parse_space(space, "search_space=test")
+        tune_space.check_against(params, compose_config("env=gridworld", "algo=ppo"))
+    assert message in str(caught.value) and "fix:" in str(caught.value)
+    assert next(iter(space)) in str(caught.value)
+
+
+@pytest.mark.parametrize("key, value", [("pruner", "asha"), ("sampler", "grid"), ("objective", "mean"), ("trials", 0)])
+def test_bad_tune_keys_are_named(key: str, value: Any) -> None:
+    settings = OmegaConf.merge(compose_config().tune, {key: value})
+    with pytest.raises(UserError, match=f"tune.{key}={value}"):
+        tune._check_tune_keys(settings)
+
+
+def test_bad_input_exits_2_before_anything_is_written(tmp_path: Path) -> None:
+    SPACES["bad"] = BAD_ENTRIES["unknown key"][0]
+    done = run_tune(tmp_path, "env=gridworld", "algo=ppo", "tune.pruner=asha", space="bad")
+    assert done.returncode == 2, done.stderr
+    assert "rlrun-tune: error: tune.pruner=asha is not one of median" in done.stderr
+    assert "Traceback" not in done.stderr
+    done = run_tune(tmp_path, "env=gridworld", "algo=ppo", space="bad")
+    assert done.returncode == 2 and "algo.lerning_rate is not an argument of PPO" in done.stderr
+    assert not (tmp_path / "outputs").exists()
