@@ -104,10 +104,12 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return "\n".join(lines)
 
 
-def provenance(command: str, reps: int, extra: str = "") -> str:
+def provenance(
+    command: str, reps: int, extra: str = "", how: str = "the sides alternating, whole processes timed"
+) -> str:
     """The footer every section carries: the command, repetitions, machine and versions."""
     lines = [
-        f"Command: `{command}`; medians of {reps} repetitions, the sides alternating, whole processes timed.",
+        f"Command: `{command}`; medians of {reps} repetitions, {how}.",
         f"Machine: {machine()}.",
         f"rlrun's environment: {versions()}.",
     ]

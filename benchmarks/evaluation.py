@@ -75,6 +75,10 @@ def run(reps: int, quick: bool) -> str:
             "",
             NOTE,
             "",
-            provenance(f"python -m benchmarks --only evaluation{' --quick' if quick else ''} --reps {reps}", reps),
+            provenance(
+                f"python -m benchmarks --only evaluation{' --quick' if quick else ''} --reps {reps}",
+                reps,
+                how="the copy counts taking turns in one process",
+            ),
         ]
     )

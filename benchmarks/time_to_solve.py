@@ -120,7 +120,11 @@ def run(quick: bool, pairs: list[str] | None = None) -> str:
         "",
         table(["preset", "budget", "preset s", "~tuned s", "ratio", "goal"], rows),
         "",
-        provenance(f"python -m benchmarks --only time_to_solve{' --quick' if quick else ''}", len(seeds)),
+        provenance(
+            f"python -m benchmarks --only time_to_solve{' --quick' if quick else ''}",
+            len(seeds),
+            how="one per seed, each a whole `python -m rlrun` process stopped once solved",
+        ),
     ]
     return "\n".join(body)
 
