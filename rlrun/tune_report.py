@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import textwrap
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -56,12 +57,16 @@ def best_preset(setup: Setup, best: optuna.trial.FrozenTrial, compose: Compose) 
     preset = {key: value for key, value in changed.items() if key not in NOT_IN_PRESET}
     seeds = setup.tune["seeds"]
     score = f"{SCORES[setup.tune['objective']]} {best.value:.4g} over seeds 0-{seeds - 1}"
+    name = f"{setup.env}_{setup.algo}"
+    tuned = textwrap.wrap(
+        " ".join(best.user_attrs["overrides"]), 110, initial_indent="# Tuned: ", subsequent_indent="#   "
+    )
     header = [
         "# @package _global_",
         f"# Preset for env={setup.env} algo={setup.algo}, found by rlrun-tune (study {setup.name},",
-        f"# trial {best.number}: {score}). Use it as conf/tuned/{setup.env}_{setup.algo}.yaml, or as",
-        f"# tuned/{setup.env}_{setup.algo}.yaml in a folder given with --config-dir.",
-        f"# Tuned: {' '.join(best.user_attrs['overrides'])}",
+        f"# trial {best.number}: {score}).",
+        f"# Use it as conf/tuned/{name}.yaml, or as <dir>/tuned/<name>.yaml with --config-dir <dir> tuned=<name>.",
+        *tuned,
         f"# Train with: rlrun {' '.join(groups)}",
     ]
     return "\n".join(header) + "\n" + OmegaConf.to_yaml(OmegaConf.create(preset))
@@ -159,6 +164,12 @@ def write_report(setup: Setup, study: optuna.Study, compose: Compose) -> None:
     table = validate(setup, best) if setup.tune["validate_seeds"] > 0 else None
     for path in plots(study, setup.folder):
         log.info("plot written: %s", path)
-    if table is not None:
-        markdown = table.with_suffix(".md") if table.suffix else table / "table.md"
-        log.info("validation table (%s):\n%s", markdown, markdown.read_text() if markdown.is_file() else "")
+    if table is not None:  # the table and the comparison; the footer (provenance) stays in the file
+        lines = table.read_text().split("\n<sub>")[0].strip()
+        log.info(
+            "validation on seeds %d-%d (%s):\n%s",
+            VALIDATION_SEED,
+            VALIDATION_SEED + setup.tune["validate_seeds"] - 1,
+            table,
+            lines,
+        )
