@@ -156,6 +156,13 @@ def _hydra_main(cfg: DictConfig) -> float | None:
                 file=sys.stderr,
             )
             sys.exit(stop.exit_status)
+        except KeyboardInterrupt:  # a third signal: no snapshot at this point, the newest one is kept
+            print(
+                f"rlrun: stopped at once; run.json says interrupted. Continue from the newest snapshot with:\n"
+                f"  {_prog()} resume={run_dir}",
+                file=sys.stderr,
+            )
+            sys.exit(130)
     _report(run_dir)
     return final["mean_return"]
 
