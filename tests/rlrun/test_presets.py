@@ -55,6 +55,25 @@ def test_preset_names_a_real_pair_and_states_what_it_reaches(preset: str) -> Non
     assert any(line.startswith("# Reaches: ") for line in lines[1:4])
 
 
+README = Path(__file__).resolve().parents[2] / "README.md"
+WORDS = {"success_rate": "success rate", "mean_return": "mean return"}
+
+
+def test_readme_and_preset_files_claim_exactly_the_asserted_targets() -> None:
+    rows = {}
+    for line in README.read_text().split("### Presets", 1)[1].split("\n## ", 1)[0].splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if len(cells) == 3 and cells[0].startswith("`"):
+            rows[cells[0].split("`")[1]] = (cells[1], cells[2])
+    assert set(rows) == set(TARGETS)
+    for preset, (metric, threshold) in TARGETS.items():
+        claim = f"{WORDS[metric]} >= {threshold:g}"
+        text = (CONF / "tuned" / f"{preset}.yaml").read_text()
+        budget = int(text.split("\ntotal_timesteps: ", 1)[1].split()[0])
+        assert rows[preset] == (f"{budget // 1000}k steps", claim)
+        assert f"# Reaches: final {claim}" in text and f"after {budget // 1000}k steps" in text
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("preset", "seed"), CASES, ids=[f"{preset}-seed{seed}" for preset, seed in CASES])
 def test_preset_reaches_its_target(tmp_path: Path, preset: str, seed: int) -> None:
