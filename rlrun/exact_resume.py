@@ -29,6 +29,7 @@ from envs.batched import BatchedVecEnv
 from rlrun.errors import UserError
 from rlrun.evaluation import EVAL_CSV_HEADER, PeriodicEvaluation
 from rlrun.nan import CheckNan
+from rlrun.record import pid_alive
 from rlrun.snapshots import list_snapshots, newest_complete
 
 _SDE_NOISE = ("exploration_mat", "exploration_matrices")  # gSDE's sampled noise (not parameters)
@@ -188,16 +189,6 @@ def rewind_eval_csv(path: Path, step: int) -> None:
     os.replace(tmp, path)
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def check_target(run_dir: Path, record: dict[str, Any] | None) -> Path | None:
     """Validate ``resume=<run_dir>``; the snapshot to continue from (None: the run is completed)."""
     import platform
@@ -210,7 +201,7 @@ def check_target(run_dir: Path, record: dict[str, Any] | None) -> Path | None:
     if record.get("status") == "completed":
         return None
     pid, host = record.get("pid"), record.get("host")
-    alive = record.get("status") == "running" and host == platform.node() and pid and _pid_alive(pid)
+    alive = record.get("status") == "running" and host == platform.node() and pid and pid_alive(pid)
     if alive and pid != os.getpid():
         raise UserError(f"resume={run_dir}: the run is still going (pid {pid})", f"stop it first: kill {pid}")
     snapshot = newest_complete(run_dir / "snapshots")

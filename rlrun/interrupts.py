@@ -16,7 +16,7 @@ from __future__ import annotations
 import signal
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -26,6 +26,21 @@ from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGUSR2)
+
+
+@contextmanager
+def handling(handler: Callable[[int, FrameType | None], Any]) -> Iterator[None]:
+    """Handle the stop signals with ``handler`` inside the block, then put back the handlers in force
+    before it. Only the main thread may set handlers (Python's rule): elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, handler) for signum in SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
 
 
 class RunInterrupted(Exception):
@@ -68,19 +83,10 @@ class InterruptCallback(BaseCallback):
         """The first stop signal received, if any."""
         return self.signals[0] if self.signals else None
 
-    @contextmanager
-    def installed(self) -> Iterator[None]:
-        """Handle the signals inside the block (main thread only, as Python requires); the handlers in force
-        before (a launcher's, submitit's) are put back after it."""
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        previous = {signum: signal.signal(signum, self._handle) for signum in SIGNALS}
-        try:
-            yield
-        finally:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
+    def installed(self) -> AbstractContextManager[None]:
+        """Handle the signals inside the block; the handlers in force before (a launcher's, submitit's)
+        are put back after it."""
+        return handling(self._handle)
 
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
         self.signals.append(signum)

@@ -51,6 +51,26 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object from ``path``, or None where it is missing, truncated or not an object."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid runs on this host."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _versions() -> dict[str, str | None]:
     versions: dict[str, str | None] = {}
     for key, dist in _PACKAGES.items():

@@ -19,20 +19,19 @@ from __future__ import annotations
 
 import signal
 import sys
-import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, suppress
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from rlrun import sweep_plan
+from rlrun.interrupts import handling
 from rlrun.record import now
 from rlrun.sweep_job import STOP_FILE, SweepStopped, mark_sweeper_process
 from rlrun.sweep_plan import LAUNCHED, RERUN, RESUME, SKIP, TRAIN, Job
 from rlrun.sweep_record import Watcher, jobs_word, summary, sweep_json, write_sweep_json
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGUSR2)
 # launch(list of each job's overrides, index of the first job) -> Hydra's JobReturns (not used: the
 # job folders are the record)
 Launch = Callable[[list[list[str]], int], Sequence[Any]]
@@ -45,18 +44,9 @@ class StopRequest:
         self.marker = sweep_dir / STOP_FILE
         self.signum: int | None = None
 
-    @contextmanager
-    def installed(self) -> Iterator[None]:
-        """Handle the signals inside the block (main thread only, as Python requires)."""
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        previous = {signum: signal.signal(signum, self._handle) for signum in SIGNALS}
-        try:
-            yield
-        finally:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
+    def installed(self) -> AbstractContextManager[None]:
+        """Handle the signals inside the block (the main thread's handlers before it are put back)."""
+        return handling(self._handle)
 
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
         if self.signum is not None:

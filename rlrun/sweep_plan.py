@@ -16,8 +16,6 @@ pids cannot be checked from here) while its ``run.json`` was ``updated`` less th
 from __future__ import annotations
 
 import datetime
-import json
-import os
 import platform
 import shutil
 from dataclasses import dataclass
@@ -25,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from rlrun.errors import UserError
+from rlrun.record import pid_alive, read_json
 
 TRAIN, RESUME, RERUN, SKIP, REFUSE = "train", "resume", "rerun", "skip", "refuse"
 LAUNCHED = (TRAIN, RESUME, RERUN)
@@ -83,24 +82,6 @@ def refuse_common_mistake(jobs: list[Job]) -> None:
     raise UserError("every job of this sweep fails its checks:\n" + "\n".join(dict.fromkeys(problems.values())))
 
 
-def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _age_s(record: dict[str, Any], record_path: Path) -> float:
     """Seconds since the run last rewrote its record (``updated``, else the file's own time)."""
     try:
@@ -113,7 +94,7 @@ def _age_s(record: dict[str, Any], record_path: Path) -> float:
 def still_running(record: dict[str, Any], record_path: Path, stale_after_s: float) -> bool:
     """Whether a ``running`` record belongs to a live process."""
     if record.get("host") == platform.node():
-        return bool(record.get("pid")) and _pid_alive(int(record["pid"]))
+        return bool(record.get("pid")) and pid_alive(int(record["pid"]))
     return _age_s(record, record_path) < stale_after_s
 
 
@@ -140,7 +121,7 @@ def decide(job: Job, stale_after_s: float) -> None:
     if not record_path.is_file():
         job.action = TRAIN
         return
-    record = _read(record_path)
+    record = read_json(record_path)
     if record is None:
         job.action, job.reason = REFUSE, f"{record_path} cannot be read; the folder is left as it is"
     elif record.get("config_hash") != job.config_hash:

@@ -6,13 +6,12 @@ returns, so it is right whatever the launcher did: a worker killed outright, a b
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rlrun.record import now, write_json
+from rlrun.record import now, read_json, write_json
 from rlrun.sweep_plan import LAUNCHED, REFUSE, SKIP, Job
 
 STATUSES = ("completed", "skipped", "failed", "interrupted", "refused", "not_started")
@@ -56,11 +55,11 @@ class Watcher:
     def outcome(self, job: Job) -> Outcome:
         """The job's status in this invocation, from its ``run.json``."""
         if job.action == SKIP:
-            record = _read(job.path / "run.json")
+            record = read_json(job.path / "run.json")
             return Outcome("skipped", None, record.get("wall_s") if record else None, record)
         if job.action == REFUSE:
             return Outcome("refused", job.reason, None, None)
-        record = _read(job.path / "run.json")
+        record = read_json(job.path / "run.json")
         if record is None or _stamp(job) == self.before[job.folder]:
             return Outcome("not_started", None, None, record)
         status = record.get("status")
@@ -94,14 +93,6 @@ class Watcher:
             if outcome.status != "not_started" and (ended or final):
                 self.reported.add(job.folder)
                 print(f"[{len(self.reported)}/{len(self.jobs)}] {job_line(job, outcome)}", flush=True)
-
-
-def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def job_line(job: Job, outcome: Outcome) -> str:
