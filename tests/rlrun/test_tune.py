@@ -131,6 +131,20 @@ def test_running_the_command_again_adds_trials_without_retraining_finished_ones(
     assert states(journal(folder, "small")) == [TrialState.COMPLETE] * 2
 
 
+def test_the_report_on_demand_keeps_the_validation_runs_and_another_command_is_refused(
+    small_study: dict[str, Any],
+) -> None:
+    tmp_path, folder = small_study["tmp_path"], small_study["folder"]
+    again = run_tune(tmp_path, *STUDY, "tune.trials=2", "tune.validate_seeds=2", "tune.report=true")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "4 runs (0 kept" not in again.stdout and "0 runs (4 kept from before)" in again.stdout
+    assert "started" not in again.stdout  # no trial
+    other = run_tune(tmp_path, *STUDY, "algo.gamma=0.9", "tune.trials=3")
+    assert other.returncode == 2, other.stderr[-3000:]
+    assert "study small was started with overrides" in other.stderr and "tune.study=NAME" in other.stderr
+    assert states(journal(folder, "small")) == [TrialState.COMPLETE] * 2
+
+
 def test_a_trial_the_pruner_stops_is_recorded_pruned_and_its_seeds_end(tmp_path: Path) -> None:
     folder = tmp_path / "outputs" / "tune" / "prune"
     folder.mkdir(parents=True)
