@@ -158,8 +158,8 @@ def _hydra_main(cfg: DictConfig) -> float | None:
             sys.exit(stop.exit_status)
         except KeyboardInterrupt:  # a third signal: no snapshot at this point, the newest one is kept
             print(
-                f"rlrun: stopped at once; run.json says interrupted. Continue from the newest snapshot with:\n"
-                f"  {_prog()} resume={run_dir}",
+                "rlrun: stopped at once, without a snapshot of this step; run.json says interrupted. "
+                f"Continue from its newest snapshot, if it has one, with:\n  {_prog()} resume={run_dir}",
                 file=sys.stderr,
             )
             sys.exit(130)

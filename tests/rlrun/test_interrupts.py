@@ -120,6 +120,12 @@ def test_second_signal_stops_at_once_and_the_run_resumes(tmp_path: Path) -> None
     assert final["timesteps"] == 272  # whole rollouts of 32 steps from step 80: past the 256 asked for
 
 
+def test_third_signal_ends_the_run_at_once_without_a_traceback(tmp_path: Path) -> None:
+    run_dir = tmp_path / "stopped"
+    assert stop(run_dir, "SIGINT", 3, PPO) == 130  # stop() also asserts that no traceback was printed
+    assert record(run_dir)["status"] == "interrupted"
+
+
 def test_second_signal_keeps_dqn_per_step_bookkeeping(tmp_path: Path) -> None:
     run_dir = tmp_path / "stopped"
     assert stop(run_dir, "SIGTERM", 2, DQN_) == 143
