@@ -116,7 +116,8 @@ def section(sweep: Path, out: Path, document: dict[str, Any], table: str, benchm
             " which writes this section with `rlrun-table` (files in"
             f" `{_relative(out, benchmarks_md.parent)}/`).",
             f"Machine: {_cpu()}, {platform.system()} {platform.release()}, Python {platform.python_version()}."
-            f" Wall time of the whole benchmark: {wall_time(sweep)}.",
+            " Wall time of the last invocation of the command (a stopped benchmark continues where it stopped):"
+            f" {wall_time(sweep)}.",
             "",
             table.strip(),
             "",
