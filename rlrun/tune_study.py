@@ -10,7 +10,6 @@ is gone from this host is marked failed and its values are tried again (the jour
 from __future__ import annotations
 
 import logging
-import os
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from optuna.storages.journal import JournalFileBackend
 from optuna.trial import FrozenTrial, TrialState
 
 from rlrun.errors import UserError
+from rlrun.record import pid_alive
 from rlrun.tune_runs import POLL_S
 from rlrun.tune_space import Param, override
 from rlrun.tune_trial import HOST, PID, Outcome, TrialRun
@@ -162,16 +162,6 @@ def progress(study: optuna.Study, trials: int) -> str:
     return line
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def abandon(study: optuna.Study, storage: optuna.storages.BaseStorage, trial: FrozenTrial, reason: str) -> None:
     """Mark a trial nobody is running any more failed (``abandoned``) and enqueue its values again."""
     study_id = storage.get_study_id_from_name(study.study_name)
@@ -189,7 +179,7 @@ def recover(study: optuna.Study, storage: optuna.storages.BaseStorage) -> None:
     """Abandon the trials left running by an rlrun-tune process of this host that is gone."""
     for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         host, pid = trial.user_attrs.get("host"), trial.user_attrs.get("pid")
-        if host == HOST and isinstance(pid, int) and pid != PID and not _alive(pid):
+        if host == HOST and isinstance(pid, int) and pid != PID and not pid_alive(pid):
             abandon(study, storage, trial, f"rlrun-tune (pid {pid} on {host}) ended without finishing it")
 
 

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import zipfile
+from pathlib import Path
+
+import torch
 from hydra import compose, initialize_config_module
 from omegaconf import DictConfig, open_dict
 
@@ -45,3 +51,23 @@ def shrink(cfg: DictConfig, steps: int = 256) -> DictConfig:
                 algo.batch_size = 16
         algo.policy_kwargs = {"net_arch": [16]}
     return cfg
+
+
+def parameters(run_dir: Path) -> dict[str, torch.Tensor]:
+    """The policy parameters of a run's ``model.zip``, read without building the model."""
+    with zipfile.ZipFile(run_dir / "model.zip") as archive:
+        return torch.load(io.BytesIO(archive.read("policy.pth")), weights_only=True)
+
+
+def eval_rows(run_dir: Path) -> list[list[str]]:
+    """``eval.csv`` without the ``wall_s`` column."""
+    with open(run_dir / "eval.csv") as f:
+        return [row[:4] for row in csv.reader(f)]
+
+
+def assert_same_results(a: Path, b: Path) -> None:
+    """Two runs trained bit-identical parameters and wrote the same evaluations (but wall_s)."""
+    pa, pb = parameters(a), parameters(b)
+    assert pa.keys() == pb.keys()
+    assert all(torch.equal(pa[k], pb[k]) for k in pa), f"{a} and {b} trained different parameters"
+    assert eval_rows(a) == eval_rows(b)

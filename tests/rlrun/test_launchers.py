@@ -7,8 +7,6 @@ is to be warned runs long enough to be stopped between two snapshots.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 import secrets
@@ -17,18 +15,16 @@ import socket
 import subprocess
 import sys
 import time
-import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import torch
 from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
 from rlrun.train import train
-from tests.rlrun.helpers import compose_config
+from tests.rlrun.helpers import assert_same_results, compose_config
 
 # GridWorld PPO (its preset, a smaller budget and net): 32 rollouts of 128 steps, a snapshot every 2
 GRIDWORLD = [
@@ -90,23 +86,6 @@ def record(run_dir: Path) -> dict:
 
 def sweep_record(sweep_dir: Path) -> dict:
     return json.loads((sweep_dir / "sweep.json").read_text())
-
-
-def parameters(run_dir: Path) -> dict[str, torch.Tensor]:
-    with zipfile.ZipFile(run_dir / "model.zip") as archive:
-        return torch.load(io.BytesIO(archive.read("policy.pth")), weights_only=True)
-
-
-def eval_rows(run_dir: Path) -> list[list[str]]:
-    with open(run_dir / "eval.csv") as f:
-        return [row[:4] for row in csv.reader(f)]  # all columns but wall_s
-
-
-def assert_same_results(a: Path, b: Path) -> None:
-    pa, pb = parameters(a), parameters(b)
-    assert pa.keys() == pb.keys()
-    assert all(torch.equal(pa[k], pb[k]) for k in pa), f"{a} and {b} trained different parameters"
-    assert eval_rows(a) == eval_rows(b)
 
 
 @pytest.fixture(scope="module")

@@ -5,19 +5,17 @@ Every sweep runs as a user runs it, ``python -m rlrun -m ...`` in a subprocess, 
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
-import zipfile
 from pathlib import Path
 
 import pytest
-import torch
+
+from tests.rlrun.helpers import assert_same_results
 
 # Test envs of the user's own, imported by the workers from PYTHONPATH: Coin learns, Crash raises mid-training.
 SWEEP_ENVS = """\
@@ -105,23 +103,6 @@ def files(folder: Path) -> dict[str, tuple[bytes, int]]:
         for p in sorted(folder.rglob("*"))
         if p.is_file()
     }
-
-
-def parameters(run_dir: Path) -> dict[str, torch.Tensor]:
-    with zipfile.ZipFile(run_dir / "model.zip") as archive:
-        return torch.load(io.BytesIO(archive.read("policy.pth")), weights_only=True)
-
-
-def eval_rows(run_dir: Path) -> list[list[str]]:
-    with open(run_dir / "eval.csv") as f:
-        return [row[:4] for row in csv.reader(f)]  # all columns but wall_s
-
-
-def assert_same_results(a: Path, b: Path) -> None:
-    pa, pb = parameters(a), parameters(b)
-    assert pa.keys() == pb.keys()
-    assert all(torch.equal(pa[k], pb[k]) for k in pa), f"{a} and {b} trained different parameters"
-    assert eval_rows(a) == eval_rows(b)
 
 
 @pytest.mark.parametrize(
