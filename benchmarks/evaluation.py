@@ -17,22 +17,21 @@ from benchmarks.common import PYTHON, ROOT, median, provenance, table
 GOAL_S = 1.5
 NOTE = (
     "Why 10 copies by default: they divide both `eval.episodes` (10) and `eval.final_episodes` (50), so no copy "
-    "steps idly; 50 episodes take 5 rounds of 500 batched steps. Measured at load about 2 (CPU s of the 50 episodes): "
-    "8 copies 1.86 (7 rounds), 10 copies 1.42, 16 copies 1.38 (4 rounds), 25 copies 0.80, 50 copies 0.58; one "
-    "copy 9-12. Per batched step about 55% is SB3's `predict` (it switches the policy to eval mode and builds a "
-    "validated torch distribution every call), 35% the `DummyVecEnv` step (Gymnasium's wrappers, Monitor, a deep "
-    "copy of the infos), the rest `evaluate_policy`'s loop."
+    "steps idly; 50 episodes take 5 rounds of 500 batched steps. Each batched step is SB3's `predict` (the policy "
+    "switched to eval mode, a torch distribution built; rlrun turns off torch's validation of its arguments, "
+    "see `configure_torch`), the `DummyVecEnv` step (Gymnasium's wrappers, Monitor, a deep copy of the infos) and "
+    "`evaluate_policy`'s loop."
 )
 EPISODES = 50
 
 
 def run(reps: int, quick: bool) -> str:
     """Train, then measure; the Markdown section."""
-    import torch
     from omegaconf import OmegaConf
 
     from rlrun import build
     from rlrun.evaluation import evaluate
+    from rlrun.train import configure_torch
 
     steps = 20_000 if quick else 100_000
     with tempfile.TemporaryDirectory(prefix="rlrun-bench-") as tmp:
@@ -42,7 +41,7 @@ def run(reps: int, quick: bool) -> str:
         subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True)
         cfg = OmegaConf.load(run_dir / "config.yaml")
         default = int(OmegaConf.select(cfg, "eval.n_envs"))
-        torch.set_num_threads(int(cfg.torch_threads))
+        configure_torch(cfg)  # as a run does
         copies = sorted({1, default, 25})
         models = {}
         for n in copies:

@@ -3,8 +3,10 @@
 Each sweep is a whole ``python -m rlrun -m`` process, as a user runs it: GridWorld with PPO (its preset),
 ``--seeds`` seeds at ``--steps`` steps. The two launchers alternate (basic, joblib, basic, joblib, ...),
 so machine noise hits both alike. Reported: the median wall time of each, the speed-up (goal: at least
-1.8 on 2 cores, where 2.0 is the limit) and the peak resident memory of the whole sweep, the sum over its
-process tree (the sweep's process, joblib's workers, env processes) sampled every 0.1 s on Linux's /proc.
+1.8 on 2 cores, where 2.0 is the limit) and the peak memory of the whole sweep: the sum over its process tree
+(the sweep's process, joblib's fork server and workers) of each process's proportional set size (PSS, its
+resident memory with pages shared between processes counted once in all), sampled every 0.5 s on
+Linux's /proc.
 The table is written into BENCHMARKS.md between its ``sweep_scaling`` markers (only that section).
 
     python benchmarks/sweep_scaling.py                                # 4 seeds x 50k steps, 2 rounds
@@ -37,8 +39,9 @@ class Sweep:
 
     launcher: str
     wall_s: float
-    peak_rss_mb: float
+    peak_pss_mb: float
     completed: int
+    jobs_s: float  # the sum of the jobs' own seconds (run.json's wall_s: training and evaluation)
 
 
 def _children() -> dict[int, list[int]]:
@@ -56,22 +59,22 @@ def _children() -> dict[int, list[int]]:
     return children
 
 
-def _rss_kb(pid: int) -> int:
+def _pss_kb(pid: int) -> int:
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
                 return int(line.split()[1])
     except OSError:
         pass
     return 0
 
 
-def tree_rss_mb(root: int) -> float:
-    """Resident memory of ``root`` and all its descendants, in MiB."""
+def tree_pss_mb(root: int) -> float:
+    """Memory of ``root`` and all its descendants (PSS: shared pages counted once), in MiB."""
     children, pending, total = _children(), [root], 0
     while pending:
         pid = pending.pop()
-        total += _rss_kb(pid)
+        total += _pss_kb(pid)
         pending.extend(children.get(pid, []))
     return total / 1024
 
@@ -98,15 +101,15 @@ def run_sweep(launcher: str, seeds: int, steps: int, workdir: Path, name: str) -
     reader = threading.Thread(target=lambda: stderr.append(process.stderr.read() if process.stderr else ""))
     reader.start()
     while process.poll() is None:
-        peak = max(peak, tree_rss_mb(process.pid))
-        time.sleep(0.1)
+        peak = max(peak, tree_pss_mb(process.pid))
+        time.sleep(0.5)
     wall = time.perf_counter() - started
     reader.join()
     if process.returncode != 0:
         sys.exit(f"{launcher} sweep failed (exit {process.returncode}):\n{stderr[0][-3000:]}")
-    records = (workdir / "outputs" / "sweeps" / name).glob("**/run.json")
-    completed = sum(json.loads(p.read_text())["status"] == "completed" for p in records)
-    return Sweep(launcher, wall, peak, completed)
+    records = [json.loads(p.read_text()) for p in (workdir / "outputs" / "sweeps" / name).glob("**/run.json")]
+    completed = sum(record["status"] == "completed" for record in records)
+    return Sweep(launcher, wall, peak, completed, sum(record["wall_s"] for record in records))
 
 
 def section(results: dict[str, list[Sweep]], args: argparse.Namespace) -> str:
@@ -120,17 +123,29 @@ def section(results: dict[str, list[Sweep]], args: argparse.Namespace) -> str:
         f"GridWorld PPO (preset), {args.seeds} seeds x {args.steps} steps, whole `python -m rlrun -m` processes, "
         f"launchers alternated, {args.rounds} round(s); {os.cpu_count()} cores, Python {platform.python_version()}.",
         "",
-        "| launcher | wall s (median) | each round, s | peak RSS of the sweep, MiB | jobs completed |",
-        "| --- | ---: | --- | ---: | ---: |",
+        "| launcher | wall s (median) | each round, s | the jobs' own s (sum, median) | peak memory of the sweep "
+        "(PSS), MiB | jobs completed |",
+        "| --- | ---: | --- | ---: | ---: | ---: |",
     ]
     for name in LAUNCHERS:
         sweeps = results[name]
         rounds = ", ".join(f"{s.wall_s:.1f}" for s in sweeps)
         median = statistics.median(s.wall_s for s in sweeps)
-        peak = max(s.peak_rss_mb for s in sweeps)
-        lines.append(f"| {name} | {median:.1f} | {rounds} | {peak:.0f} | {min(s.completed for s in sweeps)} |")
+        peak = max(s.peak_pss_mb for s in sweeps)
+        jobs = statistics.median(s.jobs_s for s in sweeps)
+        completed = min(s.completed for s in sweeps)
+        lines.append(f"| {name} | {median:.1f} | {rounds} | {jobs:.1f} | {peak:.0f} | {completed} |")
     verdict = "met" if speedup >= GOAL else "NOT met"
-    lines += ["", f"Speed-up of joblib: **{speedup:.2f}x** (goal >= {GOAL}x: {verdict})."]
+    jobs_basic, jobs_joblib = (statistics.median(s.jobs_s for s in results[name]) for name in LAUNCHERS)
+    workers = os.cpu_count() or 1
+    lines += [
+        "",
+        f"Speed-up of joblib: **{speedup:.2f}x** (goal >= {GOAL}x: {verdict}).",
+        "",
+        f"Outside the jobs' own seconds (start-up, the checks before the first job, the jobs' set-up, the table): "
+        f"basic {basic - jobs_basic:.1f} s; joblib {joblib - jobs_joblib / workers:.1f} s, counting the jobs' "
+        f"seconds over its {workers} workers.",
+    ]
     return "\n".join(lines)
 
 
@@ -158,7 +173,7 @@ def main() -> None:
         for round_ in range(args.rounds):
             for name in LAUNCHERS:
                 sweep = run_sweep(name, args.seeds, args.steps, Path(tmp), f"{name}-{round_}")
-                print(f"round {round_ + 1}: {name:<6} {sweep.wall_s:7.1f} s, peak RSS {sweep.peak_rss_mb:6.0f} MiB")
+                print(f"round {round_ + 1}: {name:<6} {sweep.wall_s:7.1f} s, peak PSS {sweep.peak_pss_mb:6.0f} MiB")
                 results[name].append(sweep)
     text = section(results, args)
     print("\n" + text)

@@ -31,6 +31,7 @@ from rlrun.interrupts import RunInterrupted
 from rlrun.keys import RESUME_OVERRIDES, override_key
 from rlrun.nan import NonFiniteValue
 from rlrun.override_checks import check_output_folders, check_wrapper_names
+from rlrun.quick_exit import run_and_exit
 from rlrun.record import refuse_existing_run
 from rlrun.sweep_job import run_job
 
@@ -213,7 +214,12 @@ def _register_plugins() -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point; the process ends without Python's slow module teardown
+    (:mod:`rlrun.quick_exit`)."""
+    run_and_exit(_main)
+
+
+def _main() -> None:
     _register_plugins()
     args = [a for a in sys.argv[1:] if not a.startswith("-")]
     with report_user_errors():

@@ -19,6 +19,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from rlrun import build, snapshots
 from rlrun.errors import UserError, report_user_errors
 from rlrun.evaluation import EvalResult, evaluate
+from rlrun.train import configure_torch
 
 CHOICES = "final, latest, best or a step number"
 
@@ -71,6 +72,7 @@ def load_run(
     """
     run_dir = Path(run_dir)
     cfg = _run_config(run_dir)
+    configure_torch(cfg)
     model_path, stats = _find_model(run_dir, str(snapshot))
     normalizer = stats if stats is not None and stats.exists() else None
     env = build.make_eval_env(cfg, render_mode, seed, normalizer, n_envs=n_envs)

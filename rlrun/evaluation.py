@@ -21,7 +21,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.evaluation import evaluate_policy
 from stable_baselines3.common.vec_env import VecEnv, unwrap_vec_normalize
 
-EVAL_CSV_HEADER = "timesteps,mean_return,std_return,success_rate,wall_s\n"
+from rlrun.run_files import EVAL_CSV_HEADER
 
 
 @dataclass

@@ -27,9 +27,10 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv,
 
 from envs.batched import BatchedVecEnv
 from rlrun.errors import UserError
-from rlrun.evaluation import EVAL_CSV_HEADER, PeriodicEvaluation
+from rlrun.evaluation import PeriodicEvaluation
 from rlrun.nan import CheckNan
 from rlrun.record import pid_alive
+from rlrun.run_files import EVAL_CSV_HEADER
 from rlrun.snapshots import list_snapshots, newest_complete
 
 _SDE_NOISE = ("exploration_mat", "exploration_matrices")  # gSDE's sampled noise (not parameters)

@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from rlrun.errors import UserError
-from rlrun.evaluation import EVAL_CSV_HEADER
+from rlrun.run_files import EVAL_CSV_HEADER
 
 log = logging.getLogger("rlrun.table")
 

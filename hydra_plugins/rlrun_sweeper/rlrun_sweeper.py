@@ -18,6 +18,7 @@ from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, open_dict, read_write
 
 from hydra_plugins.rlrun_sweeper import config as _config  # noqa: F401  (stores hydra/sweeper=rlrun)
+from hydra_plugins.rlrun_sweeper import warm_up
 
 if TYPE_CHECKING:
     from rlrun.sweep_plan import Job
@@ -58,7 +59,7 @@ class RlrunSweeper(BasicSweeper):
         from rlrun import sweep as sweeping
         from rlrun.__main__ import command_line  # under `python -m rlrun` a second, harmless copy of it
         from rlrun.errors import report_user_errors
-        from rlrun.sweep_plan import decide, refuse_collisions, refuse_common_mistake
+        from rlrun.sweep_plan import LAUNCHED, decide, refuse_collisions, refuse_common_mistake
 
         assert self.config is not None and self.launcher is not None and self.hydra_context is not None
         parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
@@ -69,7 +70,8 @@ class RlrunSweeper(BasicSweeper):
             refuse_collisions(jobs)
             for job in jobs:
                 decide(job, self.stale_after_s)
-            refuse_common_mistake(jobs)
+            warm_up.start(self.launcher, sum(job.action in LAUNCHED for job in jobs))
+            refuse_common_mistake(jobs)  # builds a model, while joblib's fork server imports
         info = {"command": command_line(), "launcher": self.config.hydra.runtime.choices.get("hydra/launcher")}
         launcher = self.launcher
         status = sweeping.run(

@@ -15,7 +15,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from rlrun import build
 from rlrun.errors import UserError
-from rlrun.evaluation import EVAL_CSV_HEADER
+from rlrun.run_files import EVAL_CSV_HEADER
 from rlrun.train import train
 from tests.rlrun.helpers import PAIRS, compose_config
 
@@ -130,3 +130,20 @@ def test_ppo_learns_gridworld(tmp_path: Path) -> None:
     cfg = compose_config("env=gridworld", "algo=ppo", "progress_bar=false")
     final = train(cfg, tmp_path)
     assert final["success_rate"] >= 0.9
+
+
+@pytest.mark.parametrize(("env", "algo"), [("gridworld", "ppo"), ("pointenv", "sac")])
+def test_distribution_checks_are_off_unless_check_nan_and_change_nothing_trained(
+    tiny_config: Tiny, tmp_path: Path, env: str, algo: str
+) -> None:
+    def run(check_nan: bool) -> tuple[dict[str, torch.Tensor], list[list[str]]]:
+        cfg = tiny_config(f"env={env}", f"algo={algo}", f"check_nan={str(check_nan).lower()}")
+        folder = tmp_path / str(check_nan)
+        train(cfg, folder)
+        assert torch.distributions.Distribution._validate_args is check_nan  # what configure_torch set
+        model = get_class(cfg.algo._target_).load(folder / "model.zip", device="cpu")
+        return model.policy.state_dict(), [list(r.values())[:4] for r in read_eval(folder)]
+
+    (checked, checked_rows), (unchecked, unchecked_rows) = run(True), run(False)
+    assert checked_rows == unchecked_rows and checked_rows
+    assert all(torch.equal(checked[k], unchecked[k]) for k in checked)

@@ -1,0 +1,38 @@
+"""joblib's workers forked from a process that has already imported what a job needs.
+
+A job's first seconds in a fresh process go to imports: torch, SB3, Hydra, and ``torch._dynamo``, which
+torch's optimizers import at their first step; about 3.5 CPU-seconds on these machines. The basic
+launcher pays them once, in the sweep's own process; joblib's default workers (loky's, each a new
+interpreter) pay them once each, on the same cores the jobs need. So the joblib launcher's workers are
+started by a fork server (Python's ``forkserver`` start method, which loky supports) that imports these
+modules once, while the sweep's own process runs its checks, and then forks each worker with them
+loaded. The fork server is a single-threaded process of its own: no thread of the sweep's process is
+forked.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.forkserver
+from typing import Any
+
+# What a job imports (rlrun.__main__ with it: the task function), and what its first optimizer step does.
+JOB_MODULES = [
+    "rlrun.__main__",
+    "torch._dynamo",
+    "hydra_plugins.hydra_joblib_launcher._core",
+]
+
+
+def start(launcher: Any, jobs: int) -> None:
+    """Under Hydra's joblib launcher with jobs to run: start the fork server its workers will come from."""
+    try:
+        from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
+        from joblib.externals.loky.backend.context import set_start_method
+    except ImportError:
+        return
+    if not isinstance(launcher, JoblibLauncher) or jobs == 0:
+        return
+    multiprocessing.set_forkserver_preload(JOB_MODULES)
+    set_start_method("forkserver", force=True)
+    multiprocessing.forkserver.ensure_running()  # returns at once; the server imports in the background

@@ -1,0 +1,38 @@
+"""joblib's workers start from a fork server that has imported what a job needs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+# In a process of its own: the start method is set for the whole process, as in a sweep's.
+SCRIPT = """\
+import sys
+from joblib import Parallel, delayed
+from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
+from hydra_plugins.rlrun_sweeper import warm_up
+
+
+def loaded():
+    return sorted(m for m in warm_up.JOB_MODULES if m in sys.modules)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "warm":
+        warm_up.start(JoblibLauncher(n_jobs=2), jobs=2)
+    print(Parallel(n_jobs=2, backend="loky")(delayed(loaded)() for _ in range(2)))
+"""
+
+
+def _modules_in_workers(mode: str, tmp_path) -> str:
+    script = tmp_path / "workers.py"
+    script.write_text(SCRIPT)
+    done = subprocess.run([sys.executable, str(script), mode], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_workers_start_with_the_job_modules_imported(tmp_path) -> None:
+    everything = sorted(["rlrun.__main__", "torch._dynamo", "hydra_plugins.hydra_joblib_launcher._core"])
+    assert _modules_in_workers("warm", tmp_path) == str([everything, everything])
+    assert _modules_in_workers("cold", tmp_path) == str([[], []])  # loky's own workers: a fresh interpreter
