@@ -24,15 +24,12 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
-from rlrun import train as training
+# Only modules that do not import torch: a sweep's own process starts its launcher's workers before it
+# imports torch (hydra_plugins/rlrun_sweeper/warm_up.py); training imports it where it starts.
 from rlrun.errors import UserError, report_user_errors
-from rlrun.exact_resume import load_target
-from rlrun.interrupts import RunInterrupted
 from rlrun.keys import RESUME_OVERRIDES, override_key
-from rlrun.nan import NonFiniteValue
 from rlrun.override_checks import check_output_folders, check_wrapper_names
 from rlrun.quick_exit import run_and_exit
-from rlrun.record import refuse_existing_run
 from rlrun.sweep_job import run_job
 
 log = logging.getLogger("rlrun")
@@ -133,6 +130,15 @@ def _hydra_main(cfg: DictConfig) -> float | None:
     if meta["multirun"]:  # a sweep's job: records whatever happens and returns (rlrun/sweep_job.py)
         hydra_cfg = HydraConfig.get()
         return run_job(cfg, Path(hydra_cfg.runtime.output_dir), Path(hydra_cfg.sweep.dir), meta)
+    return _single_run(cfg, meta)
+
+
+def _single_run(cfg: DictConfig, meta: dict[str, Any]) -> float:
+    """``python -m rlrun ...`` without ``-m``: train or resume, report, exit with DESIGN.md's statuses."""
+    from rlrun import train as training
+    from rlrun.interrupts import RunInterrupted
+    from rlrun.nan import NonFiniteValue
+
     with report_user_errors():
         try:
             if cfg.resume is not None:
@@ -165,7 +171,7 @@ def _hydra_main(cfg: DictConfig) -> float | None:
             )
             sys.exit(130)
     _report(run_dir)
-    return final["mean_return"]
+    return float(final["mean_return"])
 
 
 def _resume_overrides(args: list[str]) -> list[str]:
@@ -177,6 +183,8 @@ def _resume_overrides(args: list[str]) -> list[str]:
     run_dir = Path(target)
     if not run_dir.is_dir():
         raise UserError(f"resume={target}: no such folder", "give the folder of a run under outputs/runs/")
+    from rlrun.exact_resume import load_target
+
     refused = [a for a in args if override_key(a) not in RESUME_OVERRIDES]
     if refused:
         raise UserError(
@@ -196,6 +204,8 @@ def _refuse_existing_run_dir(args: list[str]) -> None:
     """A new run pointed at an existing run's folder: refuse before Hydra writes its record there."""
     target = next((a.split("=", 1)[1] for a in args if a.startswith("hydra.run.dir=")), None)
     if target and not any(a.startswith("resume=") for a in args):
+        from rlrun.record import refuse_existing_run
+
         refuse_existing_run(Path(target))
 
 

@@ -17,8 +17,10 @@ started yet are left for the same command to run; a second one stops at once.
 
 from __future__ import annotations
 
+import importlib
 import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, suppress
 from pathlib import Path
@@ -88,11 +90,9 @@ def _announce(sweep_dir: Path, jobs: list[Job]) -> None:
 
 
 def _write_tables(sweep_dir: Path) -> None:
-    """The sweep's tables, by ``rlrun.table`` (when that module is there)."""
-    try:
-        from rlrun import table  # type: ignore[attr-defined]
-    except ImportError:
-        return
+    """The sweep's tables, by ``rlrun.table``."""
+    from rlrun import table  # scipy and matplotlib: only when a sweep ends
+
     try:
         table.write_tables([sweep_dir], sweep_dir)
     except Exception as error:  # no table (e.g. no completed run) does not change what the sweep did
@@ -102,8 +102,22 @@ def _write_tables(sweep_dir: Path) -> None:
         print(f"table: {sweep_dir / 'table.md'}")
 
 
-def run(jobs: list[Job], launch: Launch, sweep_dir: Path, info: dict[str, Any], batch_size: int | None) -> int:
-    """Run the sweep's jobs (already decided); the sweep's exit status."""
+def _import_tables_meanwhile() -> None:
+    """While other processes run the jobs, this one imports what the tables need (scipy, matplotlib: about
+    a second), which would otherwise be paid after the last job."""
+    threading.Thread(target=importlib.import_module, args=("rlrun.table",), name="rlrun-tables", daemon=True).start()
+
+
+def run(
+    jobs: list[Job],
+    launch: Launch,
+    sweep_dir: Path,
+    info: dict[str, Any],
+    batch_size: int | None,
+    jobs_elsewhere: bool = False,
+) -> int:
+    """Run the sweep's jobs (already decided); the sweep's exit status. ``jobs_elsewhere``: the launcher
+    runs them in other processes (every launcher but Hydra's basic one)."""
     started = now()
     mark_sweeper_process()
     sweep_dir.mkdir(parents=True, exist_ok=True)
@@ -117,6 +131,8 @@ def run(jobs: list[Job], launch: Launch, sweep_dir: Path, info: dict[str, Any], 
     stopped: int | None = None
     launcher_failed = False
     watcher.start()
+    if jobs_elsewhere and to_run:
+        _import_tables_meanwhile()
     try:
         with stop.installed():
             step = batch_size or max(len(to_run), 1)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 # Hydra ships its basic sweeper (the cartesian product of the command line's values, max_batch_size,
 # params) only from this module; subclassing it keeps exactly its grammar and behaviour for the jobs.
+from hydra._internal.core_plugins.basic_launcher import BasicLauncher
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.types import HydraContext, TaskFunction
@@ -38,6 +39,7 @@ class RlrunSweeper(BasicSweeper):
         with read_write(config), open_dict(config):
             config.hydra.sweep.dir = str(Path(str(config.hydra.sweep.dir)).absolute())
         super().setup(hydra_context=hydra_context, task_function=task_function, config=config)
+        warm_up.start(self.launcher)
 
     def _job(self, overrides: list[str], sweep_dir: Path) -> "Job":
         """Compose one job's config as its launcher will, and name its folder."""
@@ -59,7 +61,7 @@ class RlrunSweeper(BasicSweeper):
         from rlrun import sweep as sweeping
         from rlrun.__main__ import command_line  # under `python -m rlrun` a second, harmless copy of it
         from rlrun.errors import report_user_errors
-        from rlrun.sweep_plan import LAUNCHED, decide, refuse_collisions, refuse_common_mistake
+        from rlrun.sweep_plan import decide, refuse_collisions, refuse_common_mistake
 
         assert self.config is not None and self.launcher is not None and self.hydra_context is not None
         parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
@@ -70,8 +72,7 @@ class RlrunSweeper(BasicSweeper):
             refuse_collisions(jobs)
             for job in jobs:
                 decide(job, self.stale_after_s)
-            warm_up.start(self.launcher, sum(job.action in LAUNCHED for job in jobs))
-            refuse_common_mistake(jobs)  # builds a model, while joblib's fork server imports
+            refuse_common_mistake(jobs)  # imports torch and builds a model, while joblib's fork server imports
         info = {"command": command_line(), "launcher": self.config.hydra.runtime.choices.get("hydra/launcher")}
         launcher = self.launcher
         status = sweeping.run(
@@ -80,6 +81,7 @@ class RlrunSweeper(BasicSweeper):
             sweep_dir,
             info,
             self.max_batch_size,
+            jobs_elsewhere=not isinstance(launcher, BasicLauncher),
         )
         if status:
             sys.exit(status)

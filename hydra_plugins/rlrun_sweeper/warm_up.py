@@ -12,27 +12,45 @@ forked.
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing
 import multiprocessing.forkserver
+import os
+import signal
+from contextlib import suppress
 from typing import Any
 
-# What a job imports (rlrun.__main__ with it: the task function), and what its first optimizer step does.
+# What a job imports (the task function's module, training with SB3 and torch, Hydra's job wrapper), and
+# what its first optimizer step does.
 JOB_MODULES = [
     "rlrun.__main__",
+    "rlrun.sweep_job",
+    "rlrun.train",
     "torch._dynamo",
     "hydra_plugins.hydra_joblib_launcher._core",
 ]
 
 
-def start(launcher: Any, jobs: int) -> None:
-    """Under Hydra's joblib launcher with jobs to run: start the fork server its workers will come from."""
+def start(launcher: Any) -> None:
+    """Under Hydra's joblib launcher: start the fork server its workers will come from. Called as the sweep
+    starts, before its own process imports torch for the checks, so that both import side by side."""
     try:
         from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
         from joblib.externals.loky.backend.context import set_start_method
     except ImportError:
         return
-    if not isinstance(launcher, JoblibLauncher) or jobs == 0:
+    if not isinstance(launcher, JoblibLauncher):
         return
     multiprocessing.set_forkserver_preload(JOB_MODULES)
     set_start_method("forkserver", force=True)
     multiprocessing.forkserver.ensure_running()  # returns at once; the server imports in the background
+    atexit.register(_stop_fork_server)
+
+
+def _stop_fork_server() -> None:
+    """End the fork server with the sweep: on its own it notices the sweep is gone, then spends a second
+    tearing torch down while holding the sweep's output streams open (a pipe's reader waits for it)."""
+    pid = getattr(multiprocessing.forkserver._forkserver, "_forkserver_pid", None)  # noqa: SLF001
+    if pid:
+        with suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)  # it handles SIGINT only: SIGTERM ends it at once

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from hydra_plugins.rlrun_sweeper import warm_up
+
 # In a process of its own: the start method is set for the whole process, as in a sweep's.
 SCRIPT = """\
 import sys
@@ -19,7 +21,7 @@ def loaded():
 
 if __name__ == "__main__":
     if sys.argv[1] == "warm":
-        warm_up.start(JoblibLauncher(n_jobs=2), jobs=2)
+        warm_up.start(JoblibLauncher(n_jobs=2))
     print(Parallel(n_jobs=2, backend="loky")(delayed(loaded)() for _ in range(2)))
 """
 
@@ -33,6 +35,7 @@ def _modules_in_workers(mode: str, tmp_path) -> str:
 
 
 def test_workers_start_with_the_job_modules_imported(tmp_path) -> None:
-    everything = sorted(["rlrun.__main__", "torch._dynamo", "hydra_plugins.hydra_joblib_launcher._core"])
+    assert {"rlrun.train", "torch._dynamo"} <= set(warm_up.JOB_MODULES)
+    everything = sorted(warm_up.JOB_MODULES)
     assert _modules_in_workers("warm", tmp_path) == str([everything, everything])
     assert _modules_in_workers("cold", tmp_path) == str([[], []])  # loky's own workers: a fresh interpreter
