@@ -35,21 +35,36 @@ CASES = {
 QUICK = {"CartPole-v1 PPO": 2_048, "Pendulum-v1 SAC": 300}
 ZOO_EVAL = ["eval.every=25000", "eval.episodes=5", "eval.n_envs=5", "eval.final_episodes=1"]
 FIRST_STEP = str(ROOT / "benchmarks" / "first_step.py")
-# Causes measured while building the benchmark (2 cores, shared): kept with the tables they explain.
-MEMORY_NOTE = (
-    "Peak memory: the gap is TensorBoard. rlrun depends on it (it writes `tb/`); the Zoo's default install has no "
-    "tensorboard, so SB3 skips `torch.utils.tensorboard` there. `import stable_baselines3` alone peaks at 281 MB in "
-    "rlrun's environment and 227 MB in the Zoo's (boto3, which TensorBoard's file layer imports when it is "
-    "installed, as rlrun's Ray extra does, is 9 MB of it); rlrun's own modules, Hydra included, add 9 MB more."
-)
+# What each side's environment holds in memory before training: the peak RSS of a process that only imports.
+IMPORTS = {
+    "zoo": ("import rl_zoo3.train", "the Zoo's `rl_zoo3.train`"),
+    "sb3 (zoo's env)": ("import stable_baselines3", "`stable_baselines3` in the Zoo's environment (no tensorboard)"),
+    "sb3 (rlrun's env)": ("import stable_baselines3", "`stable_baselines3` in rlrun's (with tensorboard)"),
+    "rlrun": ("import rlrun.train, rlrun.__main__", "rlrun's training modules, Hydra included"),
+}
 STARTUP_NOTE = (
-    "Where rlrun's start-up goes (CPU seconds, measured in one process at load about 2): imports 2.1 s (torch, SB3 "
-    "with TensorBoard, Hydra; both sides import torch and SB3, but only rlrun imports TensorBoard and, when installed, "
-    "boto3: about 0.2-0.3 s), Hydra's config composition 0.11 s (twice: Hydra composes once to choose the run mode), "
-    "preflight checks 15 ms, run.json and config.yaml 8 ms (no `git` subprocess: the commit is read from `.git`), "
-    "the envs (8 training, 10 eval copies) 4 ms, the model 8 ms. The first optimizer SB3 builds imports "
-    "`torch._dynamo` (sympy included), on both sides alike."
+    "Both sides import torch and SB3 and, at the first optimizer step, `torch._dynamo`. rlrun also imports Hydra, "
+    "composes the config, runs its checks (a throwaway env and model), writes run.json and config.yaml (the git "
+    "commit is read from `.git`, no subprocess) and builds its evaluation copies."
 )
+
+
+def import_peaks(work: Path) -> dict[str, float]:
+    """Peak RSS (MB) of a process that only imports, in each side's environment (see ``IMPORTS``)."""
+    peaks = {}
+    for name, (code, _) in IMPORTS.items():
+        python = str(ZOO_PYTHON) if "zoo" in name else PYTHON
+        peaks[name] = run_process([python, "-c", code], work / "logs" / f"import-{name}.log".replace(" ", "_")).peak_mb
+    return peaks
+
+
+def memory_note(peaks: dict[str, float]) -> str:
+    """Where peak memory comes from, in figures measured by this run."""
+    measured = "; ".join(f"{IMPORTS[name][1]} {peak:.0f} MB" for name, peak in peaks.items())
+    return (
+        f"Peak memory of a process that only imports: {measured}. The rest of a run's peak is training: the model, "
+        "the env copies, the rollout or replay buffer, and on rlrun's side the snapshots it writes."
+    )
 
 
 def ensure_zoo() -> None:
@@ -149,6 +164,7 @@ def run(reps: int, quick: bool, only: set[str]) -> dict[str, str]:
             start_rows = startup(reps, work)  # also the warm-up of both virtualenvs before the whole runs
         if "zoo" in only:
             rows = whole_runs(reps, quick, work)
+            peaks = import_peaks(work)
             sections["zoo"] = "\n".join(
                 [
                     "## RL Zoo: the same training, whole runs",
@@ -163,7 +179,7 @@ def run(reps: int, quick: bool, only: set[str]) -> dict[str, str]:
                     "",
                     table(["case", "steps", "side", "wall s", "ratio", "goal", "cpu s", "cpu ratio", "peak MB"], rows),
                     "",
-                    MEMORY_NOTE,
+                    memory_note(peaks),
                     "",
                     provenance(f"python -m benchmarks --only zoo{' --quick' if quick else ''} --reps {reps}", reps),
                     zoo_versions,
