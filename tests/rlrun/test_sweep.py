@@ -201,7 +201,8 @@ def test_a_worker_stopped_by_sigterm_continues_bit_identical_and_launchers_agree
 
 def test_joblib_jobs_start_their_own_subprocess_env_copies(tmp_path: Path) -> None:
     """Workers come from a fork server; a job's SubprocVecEnv starts its own processes from there."""
-    args = [*GRIDWORLD, "total_timesteps=512", "env.vec_env=subproc", "env.n_envs=2", "seed=0,1", "sweep=subproc"]
+    args = [*GRIDWORLD, "total_timesteps=512", "env.vec_env=subproc", "env.n_envs=2", "algo.batch_size=32"]
+    args += ["seed=0,1", "sweep=subproc"]
     result = sweep([*args, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"], tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     data = json.loads((tmp_path / "outputs" / "sweeps" / "subproc" / "sweep.json").read_text())
