@@ -33,19 +33,42 @@ class Proc:
     returncode: int
 
 
+# Started by run_process in a fresh, small interpreter, which forks the measured command and waits for it.
+# Linux keeps a process's peak RSS across exec, and a child that the benchmark's own (large) process spawns
+# directly starts with that process's memory counted in; a child of this small launcher does not.
+_LAUNCHER = """
+import os, sys
+report, command = sys.argv[1], sys.argv[2:]
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(command[0], command)
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+with open(report, "w") as f:
+    f.write(f"{usage.ru_utime + usage.ru_stime} {usage.ru_maxrss}")
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
 def run_process(cmd: Sequence[str], log: Path, cwd: Path = ROOT, env: dict[str, str] | None = None) -> Proc:
-    """Run ``cmd`` to its end (output to ``log``); the peak RSS is ``wait4``'s, the largest of the process tree."""
+    """Run ``cmd`` to its end (output to ``log``); CPU seconds and peak RSS are ``wait4``'s for the command
+    (its children included), taken by a small launcher so that this process's own memory is not counted."""
     log.parent.mkdir(parents=True, exist_ok=True)
+    report = log.with_suffix(".usage")
     with open(log, "w") as out:
         started = time.perf_counter()
-        process = subprocess.Popen(list(cmd), stdout=out, stderr=subprocess.STDOUT, cwd=cwd, env=env)
-        _, status, usage = os.wait4(process.pid, 0)
+        process = subprocess.run(
+            [PYTHON, "-S", "-c", _LAUNCHER, str(report), *cmd], stdout=out, stderr=subprocess.STDOUT, cwd=cwd, env=env
+        )
         wall = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
         tail = log.read_text()[-2000:]
         raise RuntimeError(f"{' '.join(cmd)} failed with status {process.returncode}:\n{tail}")
-    return Proc(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, process.returncode)
+    cpu, maxrss_kb = report.read_text().split()
+    return Proc(wall, float(cpu), int(maxrss_kb) / 1024, process.returncode)
 
 
 def median(values: Sequence[float]) -> float:
