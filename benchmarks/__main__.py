@@ -41,6 +41,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=5, help="repetitions of each side, alternating (default 5)")
     parser.add_argument("--quick", action="store_true", help="tiny budgets: proves each benchmark works")
     parser.add_argument("--pairs", nargs="+", help="time_to_solve: presets to run (default: all of conf/tuned/)")
+    parser.add_argument("--jobs", type=int, default=1, help="time_to_solve: runs side by side (default 1)")
     parser.add_argument("--out", type=Path, default=common.BENCHMARKS_MD, help="the Markdown file to write")
     args = parser.parse_args()
     only = set(args.only)
@@ -69,7 +70,7 @@ def _run(name: str, args: argparse.Namespace, only: set[str]) -> dict[str, str]:
     if name == "time_to_solve":
         from benchmarks import time_to_solve
 
-        return {"time_to_solve": time_to_solve.run(args.quick, args.pairs)}
+        return {"time_to_solve": time_to_solve.run(args.quick, args.pairs, args.jobs)}
     from benchmarks import zoo
 
     if name == "startup" and "zoo" in only:

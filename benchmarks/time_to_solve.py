@@ -6,6 +6,10 @@ is the ``wall_s`` of the first ``eval.csv`` row that reaches the threshold (DESI
 rule, ``rlrun.table_stats.threshold``); a run is stopped (SIGTERM, which snapshots and ends it cleanly) as
 soon as it gets there. Medians over seeds; a side that most seeds never solve is "not solved within N
 steps". Goal: presets at least 3 times faster.
+
+With ``jobs`` > 1 that many runs go side by side (one torch thread each), in the order preset, ~tuned of
+one seed, then the next seed: both sides share the machine alike, and the hours the ~tuned side needs to
+spend its budget are halved on 2 cores.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.common import PYTHON, ROOT, median, provenance, table
@@ -57,44 +62,68 @@ def _solved_at(run_dir: Path, env_id: str) -> float | None:
     return None
 
 
-def solve(cmd: list[str], run_dir: Path, env_id: str, log: Path) -> float:
-    """Run until solved (then stop it) or until the budget is spent; seconds to solve, or inf."""
-    with open(log, "w") as out:
-        process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
-        while process.poll() is None:
-            time.sleep(0.5)
-            if _solved_at(run_dir, env_id) is not None:
+@dataclass
+class Attempt:
+    """One run of the benchmark: its command, folder and log; ``seconds`` to solve (inf: never) once ended."""
+
+    cmd: list[str]
+    run_dir: Path
+    env_id: str
+    log: Path
+    seconds: float = math.nan
+
+
+def solve(attempts: list[Attempt], jobs: int) -> None:
+    """Run ``attempts``, ``jobs`` at a time; each until solved (then stopped) or until its budget is spent."""
+    pending = list(attempts)
+    running: dict[subprocess.Popen[bytes], Attempt] = {}
+    while pending or running:
+        while pending and len(running) < jobs:
+            attempt = pending.pop(0)
+            with open(attempt.log, "w") as out:
+                running[subprocess.Popen(attempt.cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)] = attempt
+        time.sleep(0.5)
+        for process, attempt in list(running.items()):
+            if process.poll() is None and _solved_at(attempt.run_dir, attempt.env_id) is not None:
                 process.send_signal(signal.SIGTERM)
                 process.wait()
-    solved = _solved_at(run_dir, env_id)
-    return math.inf if solved is None else solved
+            if process.poll() is not None:
+                del running[process]
+                solved = _solved_at(attempt.run_dir, attempt.env_id)
+                attempt.seconds = math.inf if solved is None else solved
+                print(f"time_to_solve: {attempt.run_dir.name}: {attempt.seconds:.1f} s", flush=True)
 
 
 def _fmt(seconds: float, steps: int) -> str:
     return f"not solved within {steps:,} steps" if math.isinf(seconds) else f"{seconds:.1f}"
 
 
-def run(quick: bool, pairs: list[str] | None = None) -> str:
-    """Every preset (or ``pairs``); the Markdown section."""
+def run(quick: bool, pairs: list[str] | None = None, jobs: int = 1) -> str:
+    """Every preset (or ``pairs``), ``jobs`` runs at a time; the Markdown section."""
     pairs = pairs or (["gridworld_ppo"] if quick else PRESETS)
     seeds = SEEDS[:2] if quick else SEEDS
     rows = []
     with tempfile.TemporaryDirectory(prefix="rlrun-bench-") as tmp:
         work = Path(tmp)
+        plans, order = [], []
         for pair in pairs:
             env, algo, budget = _budget(pair)
             budget = max(budget // 10, 1000) if quick else budget
             every = max(budget // 10, 1)
-            env_id = _env_id(env)
-            times: dict[str, list[float]] = {"preset": [], "~tuned": []}
+            sides: dict[str, list[Attempt]] = {"preset": [], "~tuned": []}
             for seed in seeds:
                 for side, extra, steps in (("preset", [], budget), ("~tuned", ["~tuned"], BUDGET_FACTOR * budget)):
                     run_dir = work / f"{pair}-{side.strip('~')}-{seed}"
                     cmd = [PYTHON, "-m", "rlrun", f"env={env}", f"algo={algo}", *extra, f"seed={seed}"]
                     cmd += [f"total_timesteps={steps}", f"eval.every={every}", "snapshot.every=1000000000"]
                     cmd += ["progress_bar=false", f"hydra.run.dir={run_dir}"]
-                    times[side].append(solve(cmd, run_dir, env_id, work / f"{run_dir.name}.log"))
-            preset, default = median(times["preset"]), median(times["~tuned"])
+                    sides[side].append(Attempt(cmd, run_dir, _env_id(env), work / f"{run_dir.name}.log"))
+                    order.append(sides[side][-1])
+            plans.append((pair, budget, sides))
+        solve(order, jobs)
+        for pair, budget, sides in plans:
+            preset = median([a.seconds for a in sides["preset"]])
+            default = median([a.seconds for a in sides["~tuned"]])
             ratio = default / preset if math.isfinite(preset) else math.nan
             verdict = "met" if ratio >= GOAL else f"NOT met ({ratio:.1f}x)" if math.isfinite(ratio) else "NOT met"
             rows.append(
@@ -121,9 +150,11 @@ def run(quick: bool, pairs: list[str] | None = None) -> str:
         table(["preset", "budget", "preset s", "~tuned s", "ratio", "goal"], rows),
         "",
         provenance(
-            f"python -m benchmarks --only time_to_solve{' --quick' if quick else ''}",
+            f"python -m benchmarks --only time_to_solve{' --quick' if quick else ''}"
+            + (f" --jobs {jobs}" if jobs > 1 else ""),
             len(seeds),
-            how="one per seed, each a whole `python -m rlrun` process stopped once solved",
+            how="one per seed, each a whole `python -m rlrun` process stopped once solved"
+            + (f"; {jobs} runs side by side, the two sides of a seed together" if jobs > 1 else ""),
         ),
     ]
     return "\n".join(body)
