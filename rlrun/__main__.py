@@ -24,6 +24,8 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
+from rlrun import lazy_dynamo
+
 # Only modules that do not import torch: a sweep's own process starts its launcher's workers before it
 # imports torch (hydra_plugins/rlrun_sweeper/warm_up.py); training imports it where it starts.
 from rlrun.errors import UserError, report_user_errors
@@ -33,6 +35,9 @@ from rlrun.quick_exit import run_and_exit
 from rlrun.sweep_job import run_job
 
 log = logging.getLogger("rlrun")
+
+# At import: this module is also what a sweep's worker processes import to run a job.
+lazy_dynamo.install()
 
 
 def _prog() -> str:

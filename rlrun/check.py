@@ -23,7 +23,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from rlrun import build, constructor_checks, env_checks, native_checks, override_checks, validate
+from rlrun import build, constructor_checks, env_checks, lazy_dynamo, native_checks, override_checks, validate
 from rlrun.env_checks import CHECKERS, FAIL, PASS, SKIP, Result
 from rlrun.errors import Problem, UserError, report_user_errors
 
@@ -168,6 +168,7 @@ def _hydra_main(cfg: DictConfig) -> None:
 
 def main() -> None:
     """Console-script entry point: the command line's wrapper names are checked before Hydra composes."""
+    lazy_dynamo.install()
     with report_user_errors("rlrun-check"):
         override_checks.check_wrapper_names(sys.argv[1:], config_name="check")
     _hydra_main()

@@ -16,7 +16,7 @@ from omegaconf import DictConfig, OmegaConf
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecEnv
 
-from rlrun import build, snapshots
+from rlrun import build, lazy_dynamo, snapshots
 from rlrun.errors import UserError, report_user_errors
 from rlrun.evaluation import EvalResult, evaluate
 from rlrun.train import configure_torch
@@ -153,6 +153,7 @@ def main(argv: list[str] | None = None) -> None:
         "--n-envs", type=int, help="env copies stepped together (default: the run's eval.n_envs; 1 to render)"
     )
     args = parser.parse_args(argv)
+    lazy_dynamo.install()
     with report_user_errors("rlrun-eval"):
         if args.episodes < 1:
             raise UserError(f"--episodes {args.episodes} must be at least 1", "e.g. --episodes 10")

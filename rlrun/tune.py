@@ -27,6 +27,7 @@ import optuna
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
+from rlrun import lazy_dynamo
 from rlrun.errors import UserError, report_user_errors
 from rlrun.keys import override_key
 from rlrun.tune_space import check_against, parse_space
@@ -173,6 +174,7 @@ def _hydra_main(cfg: DictConfig) -> None:
 
 def main() -> None:
     """Console-script entry point."""
+    lazy_dynamo.install()
     _hydra_main()
 
 

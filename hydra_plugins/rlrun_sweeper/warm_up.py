@@ -1,7 +1,8 @@
 """joblib's workers forked from a process that has already imported what a job needs.
 
-A job's first seconds in a fresh process go to imports: torch, SB3, Hydra, and ``torch._dynamo``, which
-torch's optimizers import at their first step; about 3.5 CPU-seconds on these machines. The basic
+A job's first seconds in a fresh process go to imports: torch, SB3 and Hydra, about 2.5 CPU-seconds on
+these machines (``torch._dynamo``, which torch's optimizers would add, is kept out by
+:mod:`rlrun.lazy_dynamo`, installed when ``rlrun.__main__`` is imported). The basic
 launcher pays them once, in the sweep's own process; joblib's default workers (loky's, each a new
 interpreter) pay them once each, on the same cores the jobs need. So the joblib launcher's workers are
 started by a fork server (Python's ``forkserver`` start method, which loky supports) that imports these
@@ -20,13 +21,11 @@ import signal
 from contextlib import suppress
 from typing import Any
 
-# What a job imports (the task function's module, training with SB3 and torch, Hydra's job wrapper), and
-# what its first optimizer step does.
+# What a job imports: the task function's module, training with SB3 and torch, Hydra's job wrapper.
 JOB_MODULES = [
     "rlrun.__main__",
     "rlrun.sweep_job",
     "rlrun.train",
-    "torch._dynamo",
     "hydra_plugins.hydra_joblib_launcher._core",
 ]
 

@@ -35,7 +35,7 @@ def _modules_in_workers(mode: str, tmp_path) -> str:
 
 
 def test_workers_start_with_the_job_modules_imported(tmp_path) -> None:
-    assert {"rlrun.train", "torch._dynamo"} <= set(warm_up.JOB_MODULES)
+    assert "rlrun.train" in warm_up.JOB_MODULES
     everything = sorted(warm_up.JOB_MODULES)
     assert _modules_in_workers("warm", tmp_path) == str([everything, everything])
     assert _modules_in_workers("cold", tmp_path) == str([[], []])  # loky's own workers: a fresh interpreter

@@ -1,0 +1,136 @@
+"""Keep ``torch._dynamo`` out of processes that never compile: about a second of every run's start.
+
+torch's optimizers touch ``torch._dynamo`` only to tell its compiler what not to trace: ``Optimizer.__init__``,
+``zero_grad`` and ``state_dict`` are wrapped by ``torch._disable_dynamo``, which imports it on their first call,
+and every ``step`` calls ``torch._dynamo.graph_break()``. The import (sympy, torch.fx's symbolic shapes and
+thousands of dynamo classes) costs about a CPU-second and tens of MB in every training process, and SB3 never
+compiles. torch has no switch for this (pytorch/pytorch#162595 removed the import from ``import torch`` only).
+
+:func:`install` puts a stand-in module under the name ``torch._dynamo``. Until the real module is loaded
+nothing can be compiling, so the stand-in's ``graph_break`` does nothing and a function given to its
+``disable`` runs as it is. Anything else asked of it (``torch.compile``, any other attribute, an import of a
+submodule) loads the real module first; from then on the stand-in forwards everything to it, and the
+functions ``disable`` was given before go through the real ``disable``. Results never depend on it: the
+tests train with and without the stand-in and compare the parameters.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import types
+from collections.abc import Callable, Sequence
+from typing import Any
+
+NAME = "torch._dynamo"
+
+
+class _StandIn(types.ModuleType):
+    """``torch._dynamo`` until something needs the real one. Probes of module attributes (``inspect`` asks
+    every module in ``sys.modules`` for ``__file__``) are answered here, and do not load it."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return getattr(load(), name)
+
+
+def _graph_break() -> None:
+    if not isinstance(sys.modules.get(NAME), _StandIn):
+        load().graph_break()
+
+
+def _disable(fn: Callable[..., Any] | None = None, recursive: bool = True, **kwargs: Any) -> Any:
+    """The real ``disable`` once dynamo is loaded; before, the function itself, checked again at each call."""
+    if not isinstance(sys.modules.get(NAME), _StandIn):
+        return load().disable(fn, recursive, **kwargs)
+    if fn is None:
+        return functools.partial(_disable, recursive=recursive, **kwargs)
+    disabled: Callable[..., Any] | None = None
+
+    def call(*args: Any, **kw: Any) -> Any:
+        nonlocal disabled
+        if isinstance(sys.modules.get(NAME), _StandIn):
+            return fn(*args, **kw)
+        if disabled is None:
+            disabled = load().disable(fn, recursive, **{**kwargs, "wrapping": False})
+        return disabled(*args, **kw)
+
+    return functools.wraps(fn)(call) if kwargs.get("wrapping", True) else call
+
+
+_stand_in = _StandIn(NAME, __doc__)
+_stand_in.graph_break = _graph_break  # type: ignore[attr-defined]
+_stand_in.disable = _disable  # type: ignore[attr-defined]
+
+
+def install() -> None:
+    """Put the stand-in in place, unless ``torch._dynamo`` is already loaded (or torch is not installed)."""
+    if NAME in sys.modules:
+        return
+    torch = importlib.util.find_spec("torch")
+    if torch is None or not torch.submodule_search_locations:
+        return
+    spec = importlib.machinery.PathFinder.find_spec(NAME, list(torch.submodule_search_locations))
+    if spec is None or spec.submodule_search_locations is None:
+        return
+    _stand_in.__spec__ = spec  # the real package's spec: imports of its submodules find their files
+    _stand_in.__path__ = list(spec.submodule_search_locations)
+    sys.meta_path.insert(0, _SubmoduleFinder())
+    sys.modules[NAME] = _stand_in
+
+
+def loaded() -> bool:
+    """Whether the real ``torch._dynamo`` has been imported."""
+    module = sys.modules.get(NAME)
+    return module is not None and not isinstance(module, _StandIn)
+
+
+def load() -> types.ModuleType:
+    """The real ``torch._dynamo``, imported on first use."""
+    if isinstance(sys.modules.get(NAME), _StandIn):
+        del sys.modules[NAME]
+        try:
+            importlib.import_module(NAME)
+        except BaseException:
+            sys.modules[NAME] = _stand_in
+            raise
+    return sys.modules[NAME]
+
+
+class _SubmoduleFinder(importlib.abc.MetaPathFinder):
+    """An import of ``torch._dynamo.<sub>`` while the stand-in is in place: load the real package first.
+
+    Loading the package usually imports ``<sub>`` too, and Python's import system would then execute it a
+    second time (it looks the parent up before this finder runs). So a submodule that the package loaded is
+    handed back as it is, through :class:`_Loaded`.
+    """
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if not fullname.startswith(NAME + ".") or not isinstance(sys.modules.get(NAME), _StandIn):
+            return None
+        load()
+        module = sys.modules.pop(fullname, None)
+        if module is None:
+            return None  # not imported by the package: the path finders import it as usual
+        return importlib.machinery.ModuleSpec(fullname, _Loaded(module), is_package=hasattr(module, "__path__"))
+
+
+class _Loaded(importlib.abc.Loader):
+    """Loads a module that is already loaded: the same object, its own spec kept."""
+
+    def __init__(self, module: types.ModuleType) -> None:
+        self.module = module
+        self.spec = module.__spec__
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return self.module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        module.__spec__ = self.spec

@@ -1,0 +1,109 @@
+"""``torch._dynamo`` stays unloaded while nothing compiles, training gives the same parameters with the
+stand-in as without it, and compiling or importing a dynamo submodule still works. Each case runs in a process
+of its own: whether dynamo is loaded is a property of the whole process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+TRAIN = """\
+import hashlib, json, sys
+from rlrun import lazy_dynamo
+if sys.argv[1] == "stand-in":
+    lazy_dynamo.install()
+import torch
+from stable_baselines3 import PPO, SAC
+
+torch.set_num_threads(1)
+digest = hashlib.sha256()
+for cls, env, kwargs in (
+    (PPO, "CartPole-v1", {"n_steps": 64, "batch_size": 32, "n_epochs": 2}),
+    (SAC, "Pendulum-v1", {"learning_starts": 32, "batch_size": 16}),
+):
+    model = cls("MlpPolicy", env, seed=0, policy_kwargs={"net_arch": [16]}, **kwargs)
+    model.learn(128)
+    for name, tensor in model.policy.state_dict().items():
+        digest.update(name.encode() + tensor.numpy().tobytes())
+print(json.dumps({"loaded": lazy_dynamo.loaded(), "parameters": digest.hexdigest()}))
+"""
+
+COMPILE = """\
+import sys
+from rlrun import lazy_dynamo
+lazy_dynamo.install()
+import torch
+
+net = torch.nn.Linear(3, 1)
+optimizer = torch.optim.Adam(net.parameters())  # its disabled methods were wrapped before dynamo loaded
+{first}
+def step(x):
+    optimizer.zero_grad()
+    loss = net(x).pow(2).sum()
+    loss.backward()
+    optimizer.step()
+    return loss
+
+eager = step(torch.ones(2, 3)).item()
+compiled = torch.compile(step, backend="eager")(torch.ones(2, 3)).item()
+import torch._dynamo.config, torch._dynamo.utils
+assert lazy_dynamo.loaded()
+assert sys.modules["torch._dynamo"] is torch._dynamo
+assert torch._dynamo.utils is sys.modules["torch._dynamo.utils"]
+assert torch._dynamo.utils.__spec__.name == "torch._dynamo.utils"
+print(eager > compiled > 0)
+"""
+
+
+def _run(script: str, *args: str) -> str:
+    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_training_leaves_dynamo_unloaded_with_the_same_parameters() -> None:
+    with_stand_in = json.loads(_run(TRAIN, "stand-in"))
+    plain = json.loads(_run(TRAIN, "plain"))
+    assert with_stand_in["loaded"] is False
+    assert plain["loaded"] is True  # torch's optimizers do import it: the stand-in is what keeps it out
+    assert with_stand_in["parameters"] == plain["parameters"]
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        pytest.param("", id="compile-first"),
+        pytest.param("from torch._dynamo.utils import counters", id="submodule-import-first"),
+        pytest.param("torch._dynamo.config", id="attribute-first"),
+    ],
+)
+def test_compiling_and_submodule_imports_load_the_real_module(first: str) -> None:
+    assert _run(COMPILE.format(first=first)) == "True"
+
+
+def test_a_run_does_not_load_dynamo(tmp_path) -> None:
+    script = (
+        "import atexit, sys\n"
+        "from rlrun import lazy_dynamo\n"
+        "atexit.register(lambda: print('dynamo loaded:', lazy_dynamo.loaded(), flush=True))\n"
+        "from rlrun.__main__ import main\n"
+        "sys.argv = ['rlrun', *sys.argv[1:]]\n"
+        "main()\n"
+    )
+    out = _run(
+        script,
+        "env=gridworld",
+        "algo=ppo",
+        "total_timesteps=256",
+        "algo.n_steps=32",
+        "eval.every=128",
+        "eval.episodes=2",
+        "eval.final_episodes=2",
+        "progress_bar=false",
+        f"hydra.run.dir={tmp_path / 'run'}",
+    )
+    assert out == "dynamo loaded: False"
+    assert (tmp_path / "run" / "model.zip").exists()
