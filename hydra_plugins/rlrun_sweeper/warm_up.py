@@ -27,6 +27,7 @@ JOB_MODULES = [
     "rlrun.sweep_job",
     "rlrun.train",
     "hydra_plugins.hydra_joblib_launcher._core",
+    "hydra_plugins.rlrun_sweeper.freeze_preloaded",  # last: freezes what the others imported
 ]
 
 

@@ -9,6 +9,7 @@ from hydra_plugins.rlrun_sweeper import warm_up
 
 # In a process of its own: the start method is set for the whole process, as in a sweep's.
 SCRIPT = """\
+import gc
 import sys
 from joblib import Parallel, delayed
 from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
@@ -16,7 +17,7 @@ from hydra_plugins.rlrun_sweeper import warm_up
 
 
 def loaded():
-    return sorted(m for m in warm_up.JOB_MODULES if m in sys.modules)
+    return sorted(m for m in warm_up.JOB_MODULES if m in sys.modules), gc.get_freeze_count() > 0
 
 
 if __name__ == "__main__":
@@ -37,5 +38,7 @@ def _modules_in_workers(mode: str, tmp_path) -> str:
 def test_workers_start_with_the_job_modules_imported(tmp_path) -> None:
     assert "rlrun.train" in warm_up.JOB_MODULES
     everything = sorted(warm_up.JOB_MODULES)
-    assert _modules_in_workers("warm", tmp_path) == str([everything, everything])
-    assert _modules_in_workers("cold", tmp_path) == str([[], []])  # loky's own workers: a fresh interpreter
+    # Imported, and frozen by the server's last preload.
+    assert _modules_in_workers("warm", tmp_path) == str([(everything, True), (everything, True)])
+    # loky's own workers: a fresh interpreter.
+    assert _modules_in_workers("cold", tmp_path) == str([([], False), ([], False)])
