@@ -24,7 +24,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
-from rlrun import lazy_dynamo
+from rlrun import gc_pause, lazy_dynamo
 
 # Only modules that do not import torch: a sweep's own process starts its launcher's workers before it
 # imports torch (hydra_plugins/rlrun_sweeper/warm_up.py); training imports it where it starts.
@@ -230,7 +230,8 @@ def _register_plugins() -> None:
 
 def main() -> None:
     """Console-script entry point; the process ends without Python's slow module teardown
-    (:mod:`rlrun.quick_exit`)."""
+    (:mod:`rlrun.quick_exit`) and starts with the garbage collector paused (:mod:`rlrun.gc_pause`)."""
+    gc_pause.pause()
     run_and_exit(_main)
 
 

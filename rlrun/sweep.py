@@ -27,7 +27,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from rlrun import sweep_plan
+from rlrun import gc_pause, sweep_plan
 from rlrun.interrupts import handling
 from rlrun.record import now
 from rlrun.sweep_job import STOP_FILE, SweepStopped, mark_sweeper_process
@@ -119,6 +119,7 @@ def run(
     """Run the sweep's jobs (already decided); the sweep's exit status. ``jobs_elsewhere``: the launcher
     runs them in other processes (every launcher but Hydra's basic one)."""
     started = now()
+    gc_pause.resume()  # paused by the command line while the process started
     mark_sweeper_process()
     sweep_dir.mkdir(parents=True, exist_ok=True)
     (sweep_dir / STOP_FILE).unlink(missing_ok=True)  # left by an earlier sweep that was killed

@@ -25,7 +25,7 @@ from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import VecEnv
 from torch.utils.tensorboard import SummaryWriter
 
-from rlrun import build, constructor_checks, exact_resume, snapshots, validate
+from rlrun import build, constructor_checks, exact_resume, gc_pause, snapshots, validate
 from rlrun.evaluation import PeriodicEvaluation, evaluate, sync_normalization
 from rlrun.interrupts import InterruptCallback, RunInterrupted, StoppableCallbacks
 from rlrun.record import KeepRecordCurrent, RunRecord
@@ -100,6 +100,7 @@ def _progress_bar(cfg: DictConfig, meta: dict[str, Any]) -> bool:
 def _run(
     cfg: DictConfig, run_dir: Path, record: RunRecord, meta: dict[str, Any], snapshot: Path | None
 ) -> dict[str, Any]:
+    gc_pause.resume()  # paused by the command line while the process started
     envs: list[VecEnv] = []
     so_far: list[Callable[[], dict[str, Any]]] = []  # run.json's steps and seconds so far, once there are any
     try:

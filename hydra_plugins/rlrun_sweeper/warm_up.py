@@ -27,7 +27,8 @@ JOB_MODULES = [
     "rlrun.sweep_job",
     "rlrun.train",
     "hydra_plugins.hydra_joblib_launcher._core",
-    "hydra_plugins.rlrun_sweeper.freeze_preloaded",  # last: freezes what the others imported
+    "rlrun.freeze_preloaded",  # last: freezes what the others imported (not under hydra_plugins/, which
+    # Hydra imports whole when it scans for plugins)
 ]
 
 

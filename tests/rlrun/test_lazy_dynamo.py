@@ -82,28 +82,3 @@ def test_training_leaves_dynamo_unloaded_with_the_same_parameters() -> None:
 )
 def test_compiling_and_submodule_imports_load_the_real_module(first: str) -> None:
     assert _run(COMPILE.format(first=first)) == "True"
-
-
-def test_a_run_does_not_load_dynamo(tmp_path) -> None:
-    script = (
-        "import atexit, sys\n"
-        "from rlrun import lazy_dynamo\n"
-        "atexit.register(lambda: print('dynamo loaded:', lazy_dynamo.loaded(), flush=True))\n"
-        "from rlrun.__main__ import main\n"
-        "sys.argv = ['rlrun', *sys.argv[1:]]\n"
-        "main()\n"
-    )
-    out = _run(
-        script,
-        "env=gridworld",
-        "algo=ppo",
-        "total_timesteps=256",
-        "algo.n_steps=32",
-        "eval.every=128",
-        "eval.episodes=2",
-        "eval.final_episodes=2",
-        "progress_bar=false",
-        f"hydra.run.dir={tmp_path / 'run'}",
-    )
-    assert out == "dynamo loaded: False"
-    assert (tmp_path / "run" / "model.zip").exists()
