@@ -16,26 +16,35 @@ tests train with and without the stand-in and compare the parameters.
 
 from __future__ import annotations
 
+import ast
 import functools
 import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import pkgutil
 import sys
 import types
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 NAME = "torch._dynamo"
 
 
 class _StandIn(types.ModuleType):
-    """``torch._dynamo`` until something needs the real one. Probes of module attributes (``inspect`` asks
-    every module in ``sys.modules`` for ``__file__``) are answered here, and do not load it."""
+    """``torch._dynamo`` until something needs the real one.
+
+    Code that looks through every module in ``sys.modules`` (``inspect`` asks each for ``__file__``; pickle
+    and cloudpickle look for a function's name in each when it has no ``__module__``) gets its answer here
+    without loading it: only the names the real module's source binds (:func:`_real_names`) load it.
+    """
+
+    names: frozenset[str] | None = None  # None: every name loads it
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)
+        if name.startswith("__") and name.endswith("__") or self.names is not None and name not in self.names:
+            raise AttributeError(f"module {NAME!r} has no attribute {name!r}")
         return getattr(load(), name)
 
 
@@ -80,8 +89,30 @@ def install() -> None:
         return
     _stand_in.__spec__ = spec  # the real package's spec: imports of its submodules find their files
     _stand_in.__path__ = list(spec.submodule_search_locations)
+    _stand_in.names = _real_names(spec)
     sys.meta_path.insert(0, _SubmoduleFinder())
     sys.modules[NAME] = _stand_in
+
+
+def _real_names(spec: importlib.machinery.ModuleSpec) -> frozenset[str] | None:
+    """Every name the real package's ``__init__.py`` binds anywhere, and its submodules: a superset of its
+    attributes. None where the source cannot tell (a star import, a module ``__getattr__``)."""
+    if spec.origin is None or spec.submodule_search_locations is None:
+        return None
+    tree = ast.parse(Path(spec.origin).read_text())
+    names = {module.name for module in pkgutil.iter_modules(spec.submodule_search_locations)}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any(alias.name == "*" for alias in node.names):
+                return None
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name == "__getattr__":
+                return None
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return frozenset(names)
 
 
 def loaded() -> bool:

@@ -58,6 +58,21 @@ print(eager > compiled > 0)
 """
 
 
+PROBES = """\
+import inspect, pickle, sys
+from rlrun import lazy_dynamo
+lazy_dynamo.install()
+import cloudpickle, torch
+
+nameless = eval("lambda: 0", {})  # no __module__: pickle and cloudpickle look for it in every module
+pickle.whichmodule(nameless, "no_such_function")
+cloudpickle.dumps(nameless)
+inspect.getmodule(nameless)
+assert not hasattr(torch._dynamo, "no_such_function")
+print(lazy_dynamo.loaded(), callable(torch._dynamo.explain), lazy_dynamo.loaded())
+"""
+
+
 def _run(script: str, *args: str) -> str:
     done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -82,3 +97,7 @@ def test_training_leaves_dynamo_unloaded_with_the_same_parameters() -> None:
 )
 def test_compiling_and_submodule_imports_load_the_real_module(first: str) -> None:
     assert _run(COMPILE.format(first=first)) == "True"
+
+
+def test_modules_probed_by_name_do_not_load_it() -> None:
+    assert _run(PROBES) == "False True True"  # a name the real module has does load it
