@@ -23,12 +23,13 @@ from typing import Any
 
 # What a job imports: the task function's module, training with SB3 and torch, Hydra's job wrapper.
 JOB_MODULES = [
+    "rlrun.preload_begin",  # first: no garbage collections while the others are imported
     "rlrun.__main__",
     "rlrun.sweep_job",
     "rlrun.train",
     "hydra_plugins.hydra_joblib_launcher._core",
-    "rlrun.freeze_preloaded",  # last: freezes what the others imported (not under hydra_plugins/, which
-    # Hydra imports whole when it scans for plugins)
+    "rlrun.preload_end",  # last: freezes what the others imported, collections back on
+    # (these two are not under hydra_plugins/, which Hydra imports whole when it scans for plugins)
 ]
 
 
