@@ -43,9 +43,11 @@ IMPORTS = {
     "rlrun": ("import rlrun.train, rlrun.__main__", "rlrun's training modules, Hydra included"),
 }
 STARTUP_NOTE = (
-    "Both sides import torch and SB3 and, at the first optimizer step, `torch._dynamo`. rlrun also imports Hydra, "
-    "composes the config, runs its checks (a throwaway env and model), writes run.json and config.yaml (the git "
-    "commit is read from `.git`, no subprocess) and builds its evaluation copies."
+    "Both sides import torch and SB3. The Zoo also imports `torch._dynamo`, which torch's optimizers import as the "
+    "model is built; rlrun keeps it out (`rlrun/lazy_dynamo.py`) and pauses garbage collection while it starts "
+    "(`rlrun/gc_pause.py`). rlrun also imports Hydra, composes the config, runs its checks (a throwaway env and "
+    "model), writes run.json and config.yaml (the git commit is read from `.git`, no subprocess) and builds its "
+    "evaluation copies."
 )
 
 
