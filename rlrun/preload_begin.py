@@ -1,12 +1,10 @@
 """The fork server's first preload (``hydra_plugins/rlrun_sweeper/warm_up.JOB_MODULES``): no garbage
-collections while it imports torch, SB3 and rlrun.
+collections while it imports torch, SB3 and rlrun (:mod:`rlrun.gc_pause` says why).
 
-Every object those imports create lives as long as the server, and the collector would walk them again
-and again (:mod:`rlrun.gc_pause` says why). :mod:`rlrun.preload_end`, the last preload, freezes them and
-turns collections back on, so that the workers it forks collect as usual. Only the fork server imports
-this module.
+:mod:`rlrun.preload_end`, the last preload, freezes what they created and turns collections back on, so
+that the workers it forks collect as usual. Only the fork server imports this module.
 """
 
-import gc
+from rlrun import gc_pause
 
-gc.disable()
+gc_pause.pause()

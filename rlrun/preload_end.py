@@ -1,5 +1,5 @@
 """The fork server's last preload (``hydra_plugins/rlrun_sweeper/warm_up.JOB_MODULES``): freeze what it has
-imported, and collect garbage again (:mod:`rlrun.preload_begin` stopped it).
+imported, and collect garbage again (:mod:`rlrun.preload_begin` paused it).
 
 Those objects live as long as the server and every worker forked from it. Frozen, a worker's garbage
 collections neither walk them nor write to the pages that hold them, which fork would otherwise copy
@@ -7,7 +7,6 @@ into each worker: the ``gc.freeze()`` recipe of Python's documentation for fork 
 fork server imports this module.
 """
 
-import gc
+from rlrun import gc_pause
 
-gc.freeze()
-gc.enable()
+gc_pause.resume()
