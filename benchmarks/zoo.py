@@ -3,8 +3,9 @@
 The Zoo is installed by the benchmark into its own virtualenv, ``benchmarks/.zoo-venv`` (git-ignored; torch
 first, pinned to the project's CPU build, so pip does not pull a CUDA one), never into rlrun's. Runs:
 CartPole-v1 PPO (1e5 steps) and Pendulum-v1 SAC (2e4 steps) with the Zoo's hyperparameters on both sides
-(rlrun's presets are the Zoo's). Sides: the Zoo with its defaults (evaluation every 25,000 steps, 5 episodes,
-one eval env, no checkpoints), rlrun with its defaults (the preset's evaluations and the 50-episode final
+(rlrun takes them from ``conf/benchmark/zoo/``: ``~tuned +benchmark/zoo=<env>_<algo>``; its own presets are tuned
+for wall time instead). Sides: the Zoo with its defaults (evaluation every 25,000 steps, 5 episodes,
+one eval env, no checkpoints), rlrun with its defaults (that file's evaluations and the 50-episode final
 one, snapshots), and rlrun at the Zoo's evaluation settings with a one-episode final evaluation.
 Start-up: seconds from before the process starts to its first env step (benchmarks/first_step.py).
 """
@@ -79,10 +80,15 @@ def ensure_zoo() -> None:
     subprocess.run([*pip, "rl_zoo3"], check=True)
 
 
+def zoo_config(env: str, algo: str) -> list[str]:
+    """rlrun's overrides for the Zoo's hyperparameters and budget (``conf/benchmark/zoo/``), not rlrun's preset."""
+    return [f"env={env}", f"algo={algo}", "~tuned", f"+benchmark/zoo={env}_{algo}"]
+
+
 def _sides(case: str, steps: int, work: Path, rep: int) -> dict[str, list[str]]:
     (env, algo), (zoo_algo, zoo_env), _ = CASES[case]
     tag = f"{env}-{algo}-{rep}"
-    rlrun = [PYTHON, "-m", "rlrun", f"env={env}", f"algo={algo}", f"total_timesteps={steps}", "progress_bar=false"]
+    rlrun = [PYTHON, "-m", "rlrun", *zoo_config(env, algo), f"total_timesteps={steps}", "progress_bar=false"]
     return {
         "zoo defaults": [str(ZOO_PYTHON), "-m", "rl_zoo3.train", "--algo", zoo_algo, "--env", zoo_env]
         + ["-n", str(steps), "--seed", "0", "-f", str(work / f"zoo-{tag}")],
@@ -138,7 +144,7 @@ def startup(reps: int, work: Path) -> list[list[str]]:
         zoo = [str(ZOO_PYTHON), FIRST_STEP, str(stamp), "rl_zoo3.train", "--algo", "ppo", "--env", "CartPole-v1"]
         zoo += ["--seed", "0", "-f", str(work / f"zoo-start-{rep}")]
         times["zoo"].append(_startup(zoo, stamp, work / "logs" / f"start-zoo-{rep}.log"))
-        rlrun = [PYTHON, FIRST_STEP, str(stamp), "rlrun", "env=cartpole", "algo=ppo", "progress_bar=false"]
+        rlrun = [PYTHON, FIRST_STEP, str(stamp), "rlrun", *zoo_config("cartpole", "ppo"), "progress_bar=false"]
         rlrun += [f"hydra.run.dir={work / f'rlrun-start-{rep}'}"]
         times["rlrun"].append(_startup(rlrun, stamp, work / "logs" / f"start-rlrun-{rep}.log"))
     times = {name: values[1:] for name, values in times.items()}
@@ -172,9 +178,10 @@ def run(reps: int, quick: bool, only: set[str]) -> dict[str, str]:
                     "## RL Zoo: the same training, whole runs",
                     "",
                     quick_note if quick else "",
-                    "The Zoo's hyperparameters on both sides (`rl_zoo3.train --algo A --env E -n N --seed 0`; rlrun's "
-                    "presets are the Zoo's). `zoo defaults`: evaluation every 25,000 steps, 5 episodes, 1 eval env, no "
-                    "checkpoints, torch's default threads. `rlrun defaults`: the preset's evaluations, the 50-episode "
+                    "The Zoo's hyperparameters on both sides (`rl_zoo3.train --algo A --env E -n N --seed 0`; rlrun "
+                    "with `~tuned +benchmark/zoo=<env>_<algo>`, the same values). `zoo defaults`: evaluation every "
+                    "25,000 steps, 5 episodes, 1 eval env, no checkpoints, torch's default threads. `rlrun defaults`: "
+                    "that file's evaluations, the 50-episode "
                     "final evaluation (on 10 copies), snapshots every 10,000 steps, 1 torch thread. "
                     f"`rlrun at zoo eval`: `{' '.join(ZOO_EVAL)}`. Goals: defaults <= 1.0, at zoo eval <= 0.9, "
                     "peak memory (largest process, `wait4`) no more than the Zoo's.",
