@@ -91,3 +91,29 @@ def test_unknown_option_is_hydras_error(override: str) -> None:
 def test_schema_rejects_wrong_types_and_unknown_keys(override: str) -> None:
     with pytest.raises(ConfigCompositionException):
         compose_config(override)
+
+
+# RL Zoo's published hyperparameters (rl_zoo3 hyperparams/*.yml) that the Zoo benchmark gives rlrun.
+ZOO = {
+    "cartpole_ppo": {
+        "total_timesteps": 100_000,
+        "env.n_envs": 8,
+        "algo.n_steps": 32,
+        "algo.batch_size": 256,
+        "algo.gamma": 0.98,
+        "algo.gae_lambda": 0.8,
+        "algo.n_epochs": 20,
+        "algo.learning_rate.start": 0.001,
+        "algo.clip_range.start": 0.2,
+    },
+    "pendulum_sac": {"total_timesteps": 20_000, "algo.learning_rate": 0.001, "algo.policy_kwargs": None},
+}
+
+
+@pytest.mark.parametrize("pair", sorted(ZOO))
+def test_the_zoo_benchmark_trains_with_the_zoos_hyperparameters_not_the_preset(pair: str) -> None:
+    from benchmarks.zoo import zoo_config
+
+    assert options("benchmark/zoo") == sorted(ZOO)
+    cfg = compose_config(*zoo_config(*pair.split("_")))
+    assert {key: OmegaConf.select(cfg, key) for key in ZOO[pair]} == ZOO[pair]
