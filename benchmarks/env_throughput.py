@@ -2,7 +2,7 @@
 
 Single envs: every env is made with ``gym.make`` (so the registration's wrappers are included, equally for
 all), actions are sampled before the clock starts, and the env is reset whenever an episode ends.
-Many copies: SB3's ``DummyVecEnv`` over ``gym.make`` next to the native batched env (``envs.batched``, what
+Many copies: SB3's ``DummyVecEnv`` over ``gym.make`` next to the native batched env (``rlrun.envs.batched``, what
 ``env.vectorization=native`` trains on) at 8, 64, 1,024 and 4,096 copies, counting env steps (copies times
 vec-env steps), auto-resets included (native envs step at least two episode lengths, so that resets count).
 The measurements take turns over several repetitions, so that background noise hits all of them alike; the
@@ -25,10 +25,10 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from rlrun.envs import batched
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
-import envs
-from envs import batched
+from rlrun import envs
 
 BASELINE = "CartPole-v1"
 # Smallest acceptable ratio to CartPole's steps/s.
@@ -213,7 +213,7 @@ def report(single: str, vec: str) -> str:
 
 def write_benchmarks_md(text: str) -> None:
     """Rewrite the ``env_throughput`` section of BENCHMARKS.md (only that section)."""
-    from rlrun.table_files import write_section
+    from rlrun.table.files import write_section
 
     body = (
         "## Env throughput\n\n"

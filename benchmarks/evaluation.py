@@ -1,7 +1,7 @@
 """Final evaluation speed: 50 episodes of a solved CartPole (500 steps each) on 1 and on ``eval.n_envs`` copies.
 
 Trains CartPole-v1 PPO once with RL Zoo's hyperparameters (``conf/benchmark/zoo/cartpole_ppo.yaml``, which
-solve it in 100k steps; ``python -m rlrun``, about a minute), then times ``rlrun.evaluation.evaluate`` on the
+solve it in 100k steps; ``python -m rlrun``, about a minute), then times ``rlrun.run.evaluation.evaluate`` on the
 run's model in this process, the copy counts taking turns. Goal: under 1.5 s with the default ``eval.n_envs``.
 """
 
@@ -30,9 +30,9 @@ def run(reps: int, quick: bool) -> str:
     """Train, then measure; the Markdown section."""
     from omegaconf import OmegaConf
 
-    from rlrun import build
-    from rlrun.evaluation import evaluate
-    from rlrun.train import configure_torch
+    from rlrun.build import envs as build
+    from rlrun.run.evaluation import evaluate
+    from rlrun.run.train import configure_torch
 
     steps = 20_000 if quick else 100_000
     with tempfile.TemporaryDirectory(prefix="rlrun-bench-") as tmp:
@@ -68,7 +68,7 @@ def run(reps: int, quick: bool) -> str:
         [
             "## Evaluation: the final 50 episodes of a solved CartPole",
             "",
-            f"CartPole-v1 PPO trained {steps:,} steps with its preset, then `rlrun.evaluation.evaluate` (SB3's "
+            f"CartPole-v1 PPO trained {steps:,} steps with its preset, then `rlrun.run.evaluation.evaluate` (SB3's "
             "`evaluate_policy` over all copies, one batched forward pass per step) timed in one process, the copy "
             "counts taking turns. CPU seconds are shown too: on a shared machine they are the steadier figure.",
             "",

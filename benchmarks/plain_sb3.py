@@ -32,11 +32,10 @@ def main() -> None:
     with open(sys.argv[1]) as f:
         spec = json.load(f)
     import gymnasium as gym
+    import rlrun.envs  # noqa: F401  (registers rlrun's envs, as a user's own package would)
     import torch
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import VecNormalize
-
-    import envs  # noqa: F401  (registers rlrun's envs, as a user's own package would)
 
     torch.set_num_threads(spec["torch_threads"])
     venv = make_vec_env(

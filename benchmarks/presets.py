@@ -20,9 +20,9 @@ import platform
 from pathlib import Path
 from typing import Any
 
-from rlrun.errors import report_user_errors
-from rlrun.table import write_tables
-from rlrun.table_files import write_section
+from rlrun.config.errors import report_user_errors
+from rlrun.table.files import write_section
+from rlrun.table.write import write_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMAND = "rlrun -m +benchmark=presets"

@@ -3,7 +3,7 @@
 For every preset in ``conf/tuned/`` and seeds 0-4: one run with the preset and its budget, one with
 ``~tuned`` and five times that budget, both evaluating every tenth of the preset's budget. Time to solve
 is the ``wall_s`` of the first ``eval.csv`` row that reaches the threshold (DESIGN.md's steps-to-threshold
-rule, ``rlrun.table_stats.threshold``); a run is stopped (SIGTERM, which snapshots and ends it cleanly) as
+rule, ``rlrun.table.stats.threshold``); a run is stopped (SIGTERM, which snapshots and ends it cleanly) as
 soon as it gets there. Medians over seeds; a side that most seeds never solve is "not solved within N
 steps". Goal: presets at least 3 times faster.
 
@@ -44,7 +44,7 @@ def _budget(pair: str) -> tuple[str, str, int]:
 
 def _solved_at(run_dir: Path, env_id: str) -> float | None:
     """``wall_s`` of the first evaluation that reached the threshold, if any."""
-    from rlrun.table_stats import threshold
+    from rlrun.table.stats import threshold
 
     path = run_dir / "eval.csv"
     if not path.exists():

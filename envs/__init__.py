@@ -3,7 +3,7 @@
 Usable without rlrun (only gymnasium and numpy are imported; pygame only for ``render_mode="human"``)::
 
     import gymnasium as gym
-    import envs
+    import rlrun.envs
 
     env = gym.make("rlrun/GridWorld-v0")
 
@@ -15,11 +15,11 @@ where an episode starts, and every env reports ``info["is_success"]``, the measu
 
 from gymnasium.envs.registration import register, registry
 
-from envs.gridworld import GridWorldEnv
-from envs.point import PointEnv
-from envs.point_goal import PointGoalEnv
-from envs.room import RoomToyEnv
-from envs.wrappers import RelativePosition, ScaleReward
+from .gridworld import GridWorldEnv
+from .point import PointEnv
+from .point_goal import PointGoalEnv
+from .room import RoomToyEnv
+from .wrappers import RelativePosition, ScaleReward
 
 __all__ = [
     "ENV_IDS",
@@ -33,10 +33,10 @@ __all__ = [
 
 # id -> (entry point, max_episode_steps, reward_threshold)
 _REGISTRATIONS: dict[str, tuple[str, int, float | None]] = {
-    "rlrun/PointEnv-v0": ("envs.point:PointEnv", 100, None),
-    "rlrun/GridWorld-v0": ("envs.gridworld:GridWorldEnv", 50, 0.9),
-    "rlrun/PointGoal-v0": ("envs.point_goal:PointGoalEnv", 50, None),
-    "rlrun/RoomToy-v0": ("envs.room:RoomToyEnv", 100, None),
+    "rlrun/PointEnv-v0": ("rlrun.envs.point:PointEnv", 100, None),
+    "rlrun/GridWorld-v0": ("rlrun.envs.gridworld:GridWorldEnv", 50, 0.9),
+    "rlrun/PointGoal-v0": ("rlrun.envs.point_goal:PointGoalEnv", 50, None),
+    "rlrun/RoomToy-v0": ("rlrun.envs.room:RoomToyEnv", 100, None),
 }
 
 ENV_IDS: tuple[str, ...] = tuple(_REGISTRATIONS)

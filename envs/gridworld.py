@@ -7,7 +7,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
-from envs import checks, rendering
+from . import checks, rendering
 
 ACTION_NAMES = ("right", "up", "left", "down")
 # The tutorial's mapping from action to (dx, dy); y grows upwards, as drawn by render().
@@ -37,7 +37,7 @@ class GridWorldEnv(gym.Env[dict[str, Any], np.int64]):
     ## Observation Space
 
     `Dict({"agent": Box(0, size - 1, (2,), int64), "target": Box(0, size - 1, (2,), int64)})`: the cells
-    `(x, y)` of the agent and of the target. The wrapper `envs.wrappers.RelativePosition` turns this into the
+    `(x, y)` of the agent and of the target. The wrapper `rlrun.envs.wrappers.RelativePosition` turns this into the
     single vector `target - agent`.
 
     ## Rewards

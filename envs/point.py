@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
-from envs import checks, rendering
+from . import checks, rendering
 
 
 class PointEnv(gym.Env[npt.NDArray[np.float32], npt.NDArray[np.float32]]):

@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
-from envs import checks, rendering
+from . import checks, rendering
 
 GoalObs = dict[str, npt.NDArray[np.float32]]
 

@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
-from envs import checks, rendering
+from . import checks, rendering
 
 ACTION_NAMES = ("north", "south", "west", "east")
 # (dx, dy) of each action, in units of step_size.

@@ -6,7 +6,7 @@ drop-ins: the same spaces, rewards, terminations, time limits and, for the same 
 states as ``DummyVecEnv`` over ``gym.make`` (RoomToy's move noise is drawn for all copies at once, so only
 its distribution is the same). Usable without rlrun::
 
-    from envs.batched import make_vec_env
+    from rlrun.envs.batched import make_vec_env
 
     venv = make_vec_env("rlrun/GridWorld-v0", n_envs=1024, seed=0)
     obs = venv.reset()
@@ -20,13 +20,13 @@ from typing import Any
 
 import gymnasium as gym
 
-import envs  # noqa: F401  (registers the rlrun/* ids, whose time limits the batched envs use)
-from envs.batched.base import BatchedVecEnv
-from envs.batched.gridworld import BatchedGridWorld
-from envs.batched.point import BatchedPointEnv
-from envs.batched.point_goal import BatchedPointGoal
-from envs.batched.room import BatchedRoomToy
-from envs.batched.wrappers import UnsupportedWrapper, wrap
+from .. import ENV_IDS  # noqa: F401  (registers the rlrun/* ids, whose time limits the batched envs use)
+from .base import BatchedVecEnv
+from .gridworld import BatchedGridWorld
+from .point import BatchedPointEnv
+from .point_goal import BatchedPointGoal
+from .room import BatchedRoomToy
+from .wrappers import UnsupportedWrapper, wrap
 
 __all__ = [
     "NATIVE",

@@ -7,14 +7,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from envs.batched.base import BatchedVecEnv, clip
-from envs.gridworld import _MOVES, ACTION_NAMES, GridWorldEnv
+from ..gridworld import _MOVES, ACTION_NAMES, GridWorldEnv
+from .base import BatchedVecEnv, clip
 
 _MOVE_ARRAY = np.array(_MOVES, dtype=np.int64)
 
 
 class BatchedGridWorld(BatchedVecEnv):
-    """``num_envs`` copies of :class:`envs.gridworld.GridWorldEnv` as one SB3 ``VecEnv``.
+    """``num_envs`` copies of :class:`rlrun.envs.gridworld.GridWorldEnv` as one SB3 ``VecEnv``.
 
     Same Dict observation (``agent``, ``target``), actions, reward (1 on reaching the target), termination
     and starting states as the single env; the time limit (``max_episode_steps``) truncates. ``agents`` and

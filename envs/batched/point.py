@@ -8,12 +8,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from envs.batched.base import BatchedVecEnv, clip, python_norms
-from envs.point import PointEnv
+from ..point import PointEnv
+from .base import BatchedVecEnv, clip, python_norms
 
 
 class BatchedPointEnv(BatchedVecEnv):
-    """``num_envs`` copies of :class:`envs.point.PointEnv` as one SB3 ``VecEnv``.
+    """``num_envs`` copies of :class:`rlrun.envs.point.PointEnv` as one SB3 ``VecEnv``.
 
     Same spaces, reward (minus the distance to the origin, float32 as ``DummyVecEnv`` returns it),
     termination (within ``goal_tolerance``) and starting states as the single env; the time limit

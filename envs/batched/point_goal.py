@@ -8,13 +8,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from envs.batched.base import BatchedVecEnv, clip
-from envs.batched.point import planar_actions
-from envs.point_goal import PointGoalEnv
+from ..point_goal import PointGoalEnv
+from .base import BatchedVecEnv, clip
+from .point import planar_actions
 
 
 class BatchedPointGoal(BatchedVecEnv):
-    """``num_envs`` copies of :class:`envs.point_goal.PointGoalEnv` as one SB3 ``VecEnv``.
+    """``num_envs`` copies of :class:`rlrun.envs.point_goal.PointGoalEnv` as one SB3 ``VecEnv``.
 
     Same Dict observation (``achieved_goal``, ``desired_goal``, ``observation``), reward (0 within
     ``distance_threshold`` of the goal, else -1, from the single env's ``compute_reward``), termination and

@@ -8,13 +8,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from envs.batched.base import BatchedVecEnv, clip, python_norms
-from envs.batched.gridworld import discrete_actions
-from envs.room import _MOVES, ACTION_NAMES, RoomToyEnv
+from ..room import _MOVES, ACTION_NAMES, RoomToyEnv
+from .base import BatchedVecEnv, clip, python_norms
+from .gridworld import discrete_actions
 
 
 class BatchedRoomToy(BatchedVecEnv):
-    """``num_envs`` copies of :class:`envs.room.RoomToyEnv` as one SB3 ``VecEnv``.
+    """``num_envs`` copies of :class:`rlrun.envs.room.RoomToyEnv` as one SB3 ``VecEnv``.
 
     Same spaces, moves, reward (minus the distance to the goal centre), termination (inside the goal) and
     first starting states as the single env; the time limit (``max_episode_steps``) truncates. The move

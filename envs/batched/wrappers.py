@@ -20,7 +20,7 @@ from gymnasium import spaces
 from gymnasium.wrappers import FlattenObservation
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvObs, VecEnvStepReturn, VecEnvWrapper
 
-from envs.wrappers import RelativePosition, ScaleReward
+from ..wrappers import RelativePosition, ScaleReward
 
 Batch = Callable[[Any], Any]
 

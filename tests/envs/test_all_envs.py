@@ -12,7 +12,7 @@ from gymnasium.utils.env_checker import check_env as gym_check_env
 from gymnasium.utils.env_checker import data_equivalence
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
-import envs
+from rlrun import envs
 
 ENV_IDS = pytest.mark.parametrize("env_id", envs.ENV_IDS)
 

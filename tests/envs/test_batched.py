@@ -8,10 +8,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from rlrun.envs.batched import NATIVE, BatchedRoomToy, NoNativeVersion, make_vec_env
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
-import envs
-from envs.batched import NATIVE, BatchedRoomToy, NoNativeVersion, make_vec_env
+from rlrun import envs
 
 EXACT_IDS = ["rlrun/PointEnv-v0", "rlrun/GridWorld-v0", "rlrun/PointGoal-v0"]  # no draws while stepping
 

@@ -6,11 +6,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from rlrun.envs.batched import BatchedGridWorld
 
-from envs.batched import BatchedGridWorld
-from rlrun import check, native_checks
-from rlrun.env_checks import FAIL, PASS
-from rlrun.errors import UserError
+from rlrun.checks import batched as native_checks
+from rlrun.checks.env import FAIL, PASS
+from rlrun.cli import check
+from rlrun.config.errors import UserError
 from tests.rlrun.test_check import compose_check
 
 

@@ -1,4 +1,4 @@
-"""``env.vectorization=native`` in rlrun: real (tiny) training on the batched envs, through ``rlrun.train.train``.
+"""``env.vectorization=native`` in rlrun: real (tiny) training on the batched envs, through ``rlrun.run.train.train``.
 
 For the envs that draw nothing while stepping, a run on native envs trains the very model a run on gym envs
 trains: same observations, rewards, episode ends and starting states, so the same updates.
@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 import torch
+from rlrun.envs.batched import BatchedVecEnv
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from envs.batched import BatchedVecEnv
-from rlrun import build
-from rlrun.errors import UserError
-from rlrun.train import train
+from rlrun.build import envs as build
+from rlrun.config.errors import UserError
+from rlrun.run.train import train
 from tests.rlrun.helpers import compose_config, shrink
 
 
@@ -66,9 +66,8 @@ def test_her_on_native_pointgoal_trains_the_model_gym_trains(tmp_path: Path, mon
 
 
 def test_the_train_env_is_the_batched_env_under_vec_monitor() -> None:
+    from rlrun.envs.batched import BatchedGridWorld
     from stable_baselines3.common.vec_env import VecMonitor
-
-    from envs.batched import BatchedGridWorld
 
     cfg = shrink(compose_config("env=gridworld", "env.n_envs=64", "env.vectorization=native"))
     venv = build.make_train_env(cfg)
@@ -97,7 +96,7 @@ def test_what_native_cannot_do_is_refused_before_the_run_starts(
 def test_a_native_run_resumed_from_its_snapshot_is_bit_identical(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rlrun.train import resume
+    from rlrun.run.train import resume
     from tests.rlrun.kill_during_snapshot import config
     from tests.rlrun.test_resume import Crash, crash_at, eval_rows
 

@@ -9,10 +9,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.wrappers import FlattenObservation, FrameStackObservation
+from rlrun.envs.batched import UnsupportedWrapper, make_vec_env, wrap
+from rlrun.envs.wrappers import RelativePosition, ScaleReward
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-from envs.batched import UnsupportedWrapper, make_vec_env, wrap
-from envs.wrappers import RelativePosition, ScaleReward
 from tests.envs.test_batched import assert_same_obs, assert_same_step
 
 

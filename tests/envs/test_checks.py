@@ -4,8 +4,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from envs import checks
+from rlrun.envs import checks
 
 
 @pytest.mark.parametrize("value", [1, 0.5, np.float32(2.0), np.int64(3)])

@@ -5,8 +5,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from envs.gridworld import GridWorldEnv
+from rlrun.envs.gridworld import GridWorldEnv
 
 
 @pytest.mark.parametrize("size", [1, 0, -3, 2.5, "5", True, None])

@@ -6,8 +6,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from envs.point import PointEnv
+from rlrun.envs.point import PointEnv
 
 
 @pytest.mark.parametrize(

@@ -6,9 +6,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-
-import envs  # noqa: F401  (registers the ids)
-from envs.point_goal import PointGoalEnv
+import rlrun.envs  # noqa: F401  (registers the ids)
+from rlrun.envs.point_goal import PointGoalEnv
 
 
 @pytest.mark.parametrize(

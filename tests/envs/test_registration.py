@@ -9,7 +9,7 @@ import gymnasium as gym
 import pytest
 from gymnasium.wrappers import TimeLimit
 
-import envs
+from rlrun import envs
 
 EXPECTED = {
     "rlrun/PointEnv-v0": (envs.PointEnv, 100),
@@ -61,7 +61,7 @@ def test_time_limit_truncates_and_env_does_not(env_id: str) -> None:
 
 @pytest.mark.parametrize("env_id", envs.ENV_IDS)
 def test_module_form_of_make(env_id: str) -> None:
-    env = gym.make(f"envs:{env_id}")
+    env = gym.make(f"rlrun.envs:{env_id}")
     assert env.spec is not None and env.spec.id == env_id
     env.reset(seed=0)
     env.close()
@@ -71,7 +71,7 @@ def test_reimport_registers_nothing_twice() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         importlib.reload(envs)
-        gym.make("envs:rlrun/GridWorld-v0").close()
+        gym.make("rlrun.envs:rlrun/GridWorld-v0").close()
 
 
 def test_only_gridworld_declares_a_reward_threshold() -> None:

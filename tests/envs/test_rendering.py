@@ -6,9 +6,8 @@ import sys
 import numpy as np
 import pytest
 from gymnasium.error import DependencyNotInstalled
-
-from envs import rendering
-from envs.point import PointEnv
+from rlrun.envs import rendering
+from rlrun.envs.point import PointEnv
 
 
 def test_check_render_mode() -> None:

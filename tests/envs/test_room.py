@@ -6,8 +6,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from envs.room import RoomToyEnv
+from rlrun.envs.room import RoomToyEnv
 
 
 @pytest.mark.parametrize(

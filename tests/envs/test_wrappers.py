@@ -8,11 +8,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+import rlrun.envs  # noqa: F401  (registers the ids)
 from gymnasium import spaces
 from gymnasium.utils.env_checker import check_env
-
-import envs  # noqa: F401  (registers the ids)
-from envs.wrappers import RelativePosition, ScaleReward
+from rlrun.envs.wrappers import RelativePosition, ScaleReward
 
 
 def grid_obs(agent: list[int], target: list[int]) -> dict[str, np.ndarray]:

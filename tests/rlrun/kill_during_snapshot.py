@@ -25,7 +25,7 @@ from typing import Any
 from omegaconf import DictConfig
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 
-from rlrun import snapshots
+from rlrun.run import snapshots
 from tests.rlrun.helpers import compose_config, shrink
 
 STEPS = 1024
@@ -123,7 +123,7 @@ def arm(point: str) -> None:
 
 
 def main() -> None:
-    from rlrun.train import resume, train
+    from rlrun.run.train import resume, train
 
     run_dir, point, overrides = sys.argv[1], sys.argv[2], sys.argv[3:]
     arm(point)

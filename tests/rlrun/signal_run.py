@@ -17,9 +17,9 @@ import signal
 import sys
 from types import FrameType
 
-from rlrun import __main__ as cli
-from rlrun.evaluation import EvalResult, PeriodicEvaluation
-from rlrun.interrupts import SIGNALS
+from rlrun.cli import main as cli
+from rlrun.run.evaluation import EvalResult, PeriodicEvaluation
+from rlrun.run.interrupts import SIGNALS
 
 
 def foreign_handler(signum: int, frame: FrameType | None) -> None:

@@ -1,4 +1,4 @@
-"""What rlrun/build.py builds from a config: env copies, wrappers, vectorised and normalised envs, the model."""
+"""What rlrun/build/envs.py builds from a config: env copies, wrappers, vectorised and normalised envs, the model."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 from omegaconf import DictConfig, open_dict
 from stable_baselines3.common.vec_env import VecNormalize
 
-from rlrun import build
-from rlrun.errors import UserError
-from rlrun.nan import CheckNan
+from rlrun.build import envs as build
+from rlrun.build.nan import CheckNan
+from rlrun.config.errors import UserError
 from tests.rlrun.helpers import PAIRS, compose_config, shrink
 
 

@@ -1,4 +1,4 @@
-"""``rlrun-check`` (rlrun/check.py and the env checks of rlrun/env_checks.py), in-process and as a user runs it."""
+"""``rlrun-check`` (rlrun/cli/check.py and the env checks of rlrun/checks/env.py), in-process and as a user runs it."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ import pytest
 from hydra import compose, initialize_config_module
 from omegaconf import DictConfig, OmegaConf
 
-from rlrun import build, check, env_checks
-from rlrun.errors import UserError
+from rlrun.build import envs as build
+from rlrun.checks import env as env_checks
+from rlrun.cli import check
+from rlrun.config.errors import UserError
 from tests.rlrun.helpers import PAIRS, compose_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +37,7 @@ def statuses(results: list[env_checks.Result]) -> dict[str, str]:
 def run(args: list[str], cwd: Path, prog: list[str] | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HYDRA_FULL_ERROR": "0", "PYTHONPATH": str(ROOT)}  # ROOT: tests.rlrun.broken_envs
     return subprocess.run(
-        [*(prog or [sys.executable, "-m", "rlrun.check"]), *args], cwd=cwd, env=env,
+        [*(prog or [sys.executable, "-m", "rlrun.cli.check"]), *args], cwd=cwd, env=env,
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
 
@@ -51,7 +53,7 @@ def test_check_config_is_the_training_config(env: str, algo: str) -> None:
         "render": None,
     }
     # conf/check.yaml takes the run keys from the schema's defaults, so those must equal config.yaml's values.
-    assert checked == trained, "keep rlrun/schema.py's defaults equal to the values in conf/config.yaml"
+    assert checked == trained, "keep rlrun/config/schema.py's defaults equal to the values in conf/config.yaml"
 
 
 @pytest.mark.parametrize("env", BUNDLED)

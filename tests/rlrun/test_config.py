@@ -8,7 +8,7 @@ import pytest
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
-from rlrun import build
+from rlrun.build import envs as build
 from tests.rlrun.helpers import compose_config
 
 CONF = Path(build.__file__).resolve().parent / "conf"

@@ -13,7 +13,7 @@ import gymnasium as gym
 import pytest
 from gymnasium.envs.registration import register
 
-from rlrun import env_listing as listing
+from rlrun.cli import envs as listing
 
 RLRUN_IDS = {"rlrun/GridWorld-v0", "rlrun/PointEnv-v0", "rlrun/PointGoal-v0", "rlrun/RoomToy-v0"}
 MISSING_DEPENDENCY_ID = "rlrun_test/NeedsBox2D-v0"
@@ -84,7 +84,7 @@ def test_each_rlrun_env_is_described(
         algorithms,
         goal,
     )
-    assert info.unavailable is None and info.entry_point.startswith("envs.")
+    assert info.unavailable is None and info.entry_point.startswith("rlrun.envs.")
     assert info.max_episode_steps == gym.spec(env_id).max_episode_steps
 
 

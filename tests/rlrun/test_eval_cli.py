@@ -14,10 +14,11 @@ from stable_baselines3 import PPO
 from stable_baselines3.common.vec_env import VecNormalize
 
 import rlrun
-from rlrun import snapshots
-from rlrun.eval_cli import eval_copies, main
-from rlrun.evaluation import evaluate
-from rlrun.train import train
+from rlrun.cli.eval import main
+from rlrun.run import snapshots
+from rlrun.run.evaluation import evaluate
+from rlrun.run.loading import eval_copies
+from rlrun.run.train import train
 from tests.rlrun.helpers import compose_config, shrink
 
 
@@ -78,7 +79,7 @@ def test_render_ansi_prints_frames(finished_run: Path, capsys: pytest.CaptureFix
 def test_record_gif(finished_run: Path, tmp_path: Path) -> None:
     video = tmp_path / "episode.gif"
     result = subprocess.run(
-        [sys.executable, "-m", "rlrun.eval_cli", str(finished_run), "--episodes", "2", "--video", str(video)],
+        [sys.executable, "-m", "rlrun.cli.eval", str(finished_run), "--episodes", "2", "--video", str(video)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -123,7 +124,7 @@ def test_mistakes_are_clear(finished_run: Path, tmp_path: Path, args: list[str],
     (no_model / "config.yaml").write_text((finished_run / "config.yaml").read_text())
     folders = {"empty": tmp_path, "no_model": no_model, "run": finished_run}
     result = subprocess.run(
-        [sys.executable, "-m", "rlrun.eval_cli", *(a.format(**folders) for a in args)],
+        [sys.executable, "-m", "rlrun.cli.eval", *(a.format(**folders) for a in args)],
         capture_output=True,
         text=True,
         timeout=300,

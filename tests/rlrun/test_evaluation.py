@@ -14,9 +14,9 @@ from omegaconf import DictConfig
 from stable_baselines3 import PPO
 from stable_baselines3.common.evaluation import evaluate_policy
 
-from rlrun import build
-from rlrun.evaluation import evaluate
-from rlrun.train import train
+from rlrun.build import envs as build
+from rlrun.run.evaluation import evaluate
+from rlrun.run.train import train
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -9,7 +9,7 @@ import sys
 
 UNIT = """\
 import gc
-from rlrun import gc_pause
+from rlrun.process import gc_pause
 
 gc_pause.resume()
 assert gc.isenabled() and gc.get_freeze_count() == 0  # never paused: nothing to do
@@ -26,10 +26,10 @@ print("ok")
 
 RUN = """\
 import atexit, gc, sys
-from rlrun import lazy_dynamo
+from rlrun.process import lazy_dynamo
 
 atexit.register(lambda: print(gc.isenabled(), gc.get_freeze_count() > 100_000, lazy_dynamo.loaded(), flush=True))
-from rlrun.__main__ import main
+from rlrun.cli.main import main
 
 sys.argv = ["rlrun", *sys.argv[1:]]
 main()

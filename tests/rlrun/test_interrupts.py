@@ -19,8 +19,8 @@ import torch
 from hydra.utils import get_class
 from stable_baselines3 import DQN
 
-from rlrun import snapshots
-from rlrun.train import train
+from rlrun.run import snapshots
+from rlrun.run.train import train
 from tests.rlrun.helpers import compose_config
 
 REPO = Path(__file__).resolve().parents[2]

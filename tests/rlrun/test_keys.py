@@ -10,8 +10,8 @@ import torch
 from omegaconf import DictConfig, open_dict
 from stable_baselines3 import PPO
 
-from rlrun.keys import config_hash, is_training_key, training_overrides
-from rlrun.train import train
+from rlrun.config.keys import config_hash, is_training_key, training_overrides
+from rlrun.run.train import train
 
 
 def changed(cfg: DictConfig, **values: object) -> DictConfig:

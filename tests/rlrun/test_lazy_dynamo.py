@@ -12,7 +12,7 @@ import pytest
 
 TRAIN = """\
 import hashlib, json, sys
-from rlrun import lazy_dynamo
+from rlrun.process import lazy_dynamo
 if sys.argv[1] == "stand-in":
     lazy_dynamo.install()
 import torch
@@ -33,7 +33,7 @@ print(json.dumps({"loaded": lazy_dynamo.loaded(), "parameters": digest.hexdigest
 
 COMPILE = """\
 import sys
-from rlrun import lazy_dynamo
+from rlrun.process import lazy_dynamo
 lazy_dynamo.install()
 import torch
 
@@ -60,7 +60,7 @@ print(eager > compiled > 0)
 
 PROBES = """\
 import inspect, pickle, sys
-from rlrun import lazy_dynamo
+from rlrun.process import lazy_dynamo
 lazy_dynamo.install()
 import cloudpickle, torch
 

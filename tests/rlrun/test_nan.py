@@ -10,8 +10,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from rlrun.nan import NonFiniteValue
-from rlrun.train import resume, train
+from rlrun.build.nan import NonFiniteValue
+from rlrun.run.train import resume, train
 from tests.rlrun.helpers import compose_config, shrink
 from tests.rlrun.test_resume import Crash, crash_at
 

@@ -1,4 +1,4 @@
-"""Checks of the command line before Hydra runs (rlrun/override_checks.py): wrapper names and output folders.
+"""Checks of the command line before Hydra runs (rlrun/cli/overrides.py): wrapper names and output folders.
 
 In-process: the command-line runs of both (exit statuses, messages, nothing created) are in
 tests/rlrun/test_errors.py and tests/rlrun/test_check.py.
@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from rlrun import override_checks
-from rlrun.errors import UserError
+from rlrun.cli import overrides as override_checks
+from rlrun.config.errors import UserError
 
 MY_WRAPPER = """\
 # A wrapper config of the user's, found through --config-dir or hydra.searchpath
 my_scale:
-  _target_: envs.wrappers.ScaleReward
+  _target_: rlrun.envs.wrappers.ScaleReward
   _partial_: true
   scale: 2.0
 """

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rlrun.train import train
+from rlrun.run.train import train
 from tests.rlrun.helpers import compose_config
 
 # preset -> (metric of run.json's "final", threshold it must reach for every seed)

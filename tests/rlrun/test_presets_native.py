@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from rlrun.envs.batched import NATIVE
 
-from envs.batched import NATIVE
-from rlrun.train import train
+from rlrun.run.train import train
 from tests.rlrun.helpers import compose_config
 from tests.rlrun.test_presets import PRESETS, SEEDS, TARGETS, split
 

@@ -1,4 +1,4 @@
-"""A process that ends through ``rlrun.quick_exit`` keeps its exit status, its output and its ``atexit``
+"""A process that ends through ``rlrun.process.quick_exit`` keeps its exit status, its output and its ``atexit``
 handlers, and does not wait for worker processes left idle."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import time
 
 import pytest
 
-from rlrun.quick_exit import status_of
+from rlrun.process.quick_exit import status_of
 
 SCRIPT = """\
 import atexit, multiprocessing, sys, time
-from rlrun.quick_exit import run_and_exit
+from rlrun.process.quick_exit import run_and_exit
 
 
 def idle():

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from rlrun import record as record_module
-from rlrun.evaluation import EvalResult, PeriodicEvaluation
-from rlrun.train import resume, train
+from rlrun.record import run_record as record_module
+from rlrun.run import heartbeat
+from rlrun.run.evaluation import EvalResult, PeriodicEvaluation
+from rlrun.run.train import resume, train
 from tests.rlrun.kill_during_snapshot import config
 from tests.rlrun.test_resume import Crash, crash_at
 
@@ -80,7 +81,7 @@ def test_fps_after_a_resume_counts_the_seconds_of_every_session(
 def test_a_long_stretch_without_evaluations_still_refreshes_run_json(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(record_module, "HEARTBEAT_S", 0.0)  # every step is past the heartbeat
+    monkeypatch.setattr(heartbeat, "HEARTBEAT_S", 0.0)  # every step is past the heartbeat
     cfg = config(*PPO_RUN, steps=128)
     cfg.eval.every = cfg.snapshot.every = 10_000
     seen: list[int] = []

@@ -1,4 +1,4 @@
-"""Folder names of runs and sweeps (rlrun/resolvers.py), as ``conf/config.yaml`` resolves them."""
+"""Folder names of runs and sweeps (rlrun/config/resolvers.py), as ``conf/config.yaml`` resolves them."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hydra import compose, initialize_config_module
 from hydra.core.hydra_config import HydraConfig
 
-from rlrun import resolvers
+from rlrun.config import resolvers
 
 
 @pytest.mark.parametrize(

@@ -16,9 +16,10 @@ from hydra.utils import get_class
 from omegaconf import DictConfig
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from rlrun import build, interrupts, snapshots
-from rlrun.errors import UserError
-from rlrun.train import resume, train
+from rlrun.build import envs as build
+from rlrun.config.errors import UserError
+from rlrun.run import interrupts, snapshots
+from rlrun.run.train import resume, train
 from tests.rlrun.kill_during_snapshot import STEPS, config
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,8 +12,8 @@ import pytest
 import torch
 from stable_baselines3 import DQN, PPO
 
-from rlrun import snapshots
-from rlrun.train import resume, train
+from rlrun.run import snapshots
+from rlrun.run.train import resume, train
 from tests.rlrun.kill_during_snapshot import config
 from tests.rlrun.test_resume import Crash, crash_at, kill_child
 

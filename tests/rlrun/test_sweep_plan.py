@@ -1,4 +1,4 @@
-"""What a sweep does with a job, from what its folder holds (rlrun/sweep_plan.py), decided before launching."""
+"""What a sweep does with a job, from what its folder holds (rlrun/sweep/plan.py), decided before launching."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from rlrun import sweep_plan
-from rlrun.errors import UserError
-from rlrun.sweep_plan import Job
+from rlrun.config.errors import UserError
+from rlrun.sweep import plan as sweep_plan
+from rlrun.sweep.plan import Job
 
 HASH = "a" * 64
 LONG_AGO = "2020-01-01T00:00:00+0000"

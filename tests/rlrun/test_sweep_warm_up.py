@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from hydra_plugins.rlrun_sweeper import warm_up
+from rlrun.sweep import warm_up
 
 # In a process of its own: the start method is set for the whole process, as in a sweep's.
 SCRIPT = """\
@@ -13,7 +13,7 @@ import gc
 import sys
 from joblib import Parallel, delayed
 from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
-from hydra_plugins.rlrun_sweeper import warm_up
+from rlrun.sweep import warm_up
 
 
 def loaded():
@@ -38,7 +38,7 @@ def _modules_in_workers(mode: str, tmp_path) -> str:
 
 
 def test_workers_start_with_the_job_modules_imported(tmp_path) -> None:
-    assert "rlrun.train" in warm_up.JOB_MODULES
+    assert "rlrun.run.train" in warm_up.JOB_MODULES
     everything = sorted(warm_up.JOB_MODULES)
     # Imported without a full collection, frozen by the server's last preload, collecting garbage again.
     assert _modules_in_workers("warm", tmp_path) == str([(everything, True, True, 0)] * 2)

@@ -16,9 +16,10 @@ from hydra import compose, initialize_config_module
 from omegaconf import DictConfig, OmegaConf
 from scipy import stats
 
-from rlrun.errors import UserError
-from rlrun.table import group_names, main, write_tables
-from rlrun.table_files import COLUMNS, write_section
+from rlrun.cli.table import main
+from rlrun.config.errors import UserError
+from rlrun.table.files import COLUMNS, write_section
+from rlrun.table.write import group_names, write_tables
 
 HEADER = "timesteps,mean_return,std_return,success_rate,wall_s\n"
 Curve = Sequence[tuple[int, float, float | None]]
@@ -321,7 +322,7 @@ def test_command_line_prints_the_table(tmp_path: Path) -> None:
     for seed in range(2):
         make_run(tmp_path / f"runs/seed-{seed}", seed, 100.0 + seed)
     done = subprocess.run(
-        [sys.executable, "-m", "rlrun.table", str(tmp_path / "runs"), "--metric", "success"],
+        [sys.executable, "-m", "rlrun.cli.table", str(tmp_path / "runs"), "--metric", "success"],
         capture_output=True,
         text=True,
         check=False,
@@ -343,7 +344,7 @@ def test_write_section_rewrites_only_its_own(tmp_path: Path) -> None:
 
 
 def test_real_two_seed_sweep_matches_its_run_files(tiny_config: Callable[..., DictConfig], tmp_path: Path) -> None:
-    from rlrun.train import train
+    from rlrun.run.train import train
 
     sweep = tmp_path / "sweep"
     for seed in range(2):

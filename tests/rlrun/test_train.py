@@ -13,10 +13,10 @@ from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from rlrun import build
-from rlrun.errors import UserError
-from rlrun.run_files import EVAL_CSV_HEADER
-from rlrun.train import train
+from rlrun.build import envs as build
+from rlrun.config.errors import UserError
+from rlrun.record.files import EVAL_CSV_HEADER
+from rlrun.run.train import train
 from tests.rlrun.helpers import PAIRS, compose_config
 
 Tiny = Callable[..., DictConfig]

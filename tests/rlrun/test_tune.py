@@ -22,8 +22,9 @@ from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
 
-from rlrun import tune, tune_space
-from rlrun.errors import UserError
+from rlrun.cli import tune
+from rlrun.config.errors import UserError
+from rlrun.tune import space as tune_space
 from tests.rlrun.helpers import compose_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,7 +57,7 @@ def tune_command(tmp_path: Path, *args: str, space: str = "tiny") -> list[str]:
     conf = tmp_path / "conf" / "search_space"
     conf.mkdir(parents=True, exist_ok=True)
     (conf / f"{space}.yaml").write_text(f"# {space}\n" + yaml.safe_dump(SPACES[space]))
-    return [sys.executable, "-m", "rlrun.tune", f"--config-dir={tmp_path / 'conf'}", f"search_space={space}", *args]
+    return [sys.executable, "-m", "rlrun.cli.tune", f"--config-dir={tmp_path / 'conf'}", f"search_space={space}", *args]
 
 
 def run_tune(tmp_path: Path, *args: str, space: str = "tiny") -> subprocess.CompletedProcess[str]:

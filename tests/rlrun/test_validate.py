@@ -1,5 +1,5 @@
 """Ranges, algorithm arguments, env/algorithm fit and budgets are checked before any heavy work, by training and
-by rlrun-check alike (rlrun/validate.py and rlrun/constructor_checks.py)."""
+by rlrun-check alike (rlrun/checks/rules.py and rlrun/checks/constructor.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,13 @@ import torch
 from hydra import compose, initialize_config_module
 from omegaconf import open_dict
 
-from rlrun import build, check, constructor_checks, env_checks, validate
-from rlrun.errors import UserError
-from rlrun.train import preflight
+from rlrun.build import envs as build
+from rlrun.checks import constructor as constructor_checks
+from rlrun.checks import env as env_checks
+from rlrun.checks import rules as validate
+from rlrun.cli import check
+from rlrun.config.errors import UserError
+from rlrun.run.train import preflight
 from tests.rlrun.helpers import compose_config
 
 

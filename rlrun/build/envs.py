@@ -1,0 +1,223 @@
+"""Build what a run trains from its config: the envs (wrapped, vectorised, seeded) and the SB3 model.
+
+This is the only module that calls :func:`hydra.utils.instantiate`. Runtime objects (the env, the
+seed, the device) are passed in as call-site arguments; the config is never written to.
+
+Per env copy the stack is ``gym.make`` (with the registration's ``TimeLimit``) -> SB3's ``Monitor``
+-> the user's wrappers in list order, so logged and evaluated returns are the raw env's returns.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, cast
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from hydra.utils import get_class, instantiate
+from omegaconf import DictConfig, OmegaConf
+from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.preprocessing import is_image_space
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecNormalize
+
+import rlrun.envs  # noqa: F401  (registers rlrun/* ids, also in subprocess workers that unpickle this module)
+from rlrun.build import batched as native
+from rlrun.config.errors import UserError
+from rlrun.run.interrupts import ignore_stop_signals
+from rlrun.build.nan import CheckNan
+
+Wrapper = Callable[[gym.Env], gym.Env]
+
+
+def eval_seed(seed: int) -> int:
+    """The eval env's seed: a stream separate from the training envs' ``seed + i``."""
+    return int(np.random.SeedSequence([seed, 1]).generate_state(1)[0])
+
+
+def default_policy(observation_space: spaces.Space) -> str:
+    """SB3's policy for an observation space: Dict -> MultiInputPolicy, image -> CnnPolicy, else Mlp."""
+    if isinstance(observation_space, spaces.Dict):
+        return "MultiInputPolicy"
+    if is_image_space(observation_space, check_channels=False):
+        return "CnnPolicy"
+    return "MlpPolicy"
+
+
+def policy_for(cfg: DictConfig, observation_space: spaces.Space) -> str:
+    """The configured ``algo.policy``, or the default for the observation space when it is null."""
+    return cfg.algo.get("policy") or default_policy(observation_space)
+
+
+def _gym_make(env_id: str, max_episode_steps: int | None, render_mode: str | None, **kwargs: Any) -> gym.Env:
+    """``gym.make`` with a message that names the bad id or arguments and how to fix them."""
+    extra: dict[str, Any] = dict(kwargs)
+    if max_episode_steps is not None:
+        extra["max_episode_steps"] = max_episode_steps
+    if render_mode is not None:
+        extra["render_mode"] = render_mode
+    try:
+        return gym.make(env_id, **extra)
+    except gym.error.DependencyNotInstalled as error:
+        raise UserError(
+            f"env.id={env_id!r} needs a package that is not installed: {error}",
+            "install it as the message says (e.g. pip install 'gymnasium[box2d]'), then run again",
+        ) from None
+    except gym.error.Error as error:
+        raise UserError(
+            f"cannot make env.id={env_id!r}: {error}",
+            "list the registered ids with `rlrun-envs --all`; a module of your own is env.id=mypkg:MyEnv-v0",
+        ) from None
+    except ModuleNotFoundError as error:
+        raise UserError(
+            f"env.id={env_id!r}: importing its module failed: {error}",
+            "install the package that registers the env, or fix the module name before the ':'",
+        ) from None
+    except Exception as error:  # whatever the env's constructor raises, most often for its arguments
+        reason = f"{type(error).__name__}: {error}"
+        if kwargs:
+            raise UserError(
+                f"env.id={env_id!r} rejected env.kwargs={kwargs}: {reason}",
+                "check env.kwargs against the env's constructor (`rlrun-envs --all` shows its entry point)",
+            ) from None
+        raise UserError(f"env.id={env_id!r} failed while being made: {reason}", "fix the env's constructor") from None
+
+
+def _env_factory(cfg: DictConfig, render_mode: str | None) -> Callable[[], gym.Env]:
+    """Makes one raw env copy: ``gym.make`` with the config's id, episode limit and ``env.kwargs``."""
+    kwargs = cast(dict[str, Any], OmegaConf.to_container(cfg.env.kwargs, resolve=True))
+    return functools.partial(_gym_make, cfg.env.id, cfg.env.max_episode_steps, render_mode, **kwargs)
+
+
+def make_wrappers(wrappers_cfg: DictConfig) -> list[tuple[str, Wrapper]]:
+    """The wrapper partials in list order, each with its config name for error messages."""
+    made = []
+    for key, node in wrappers_cfg.items():
+        name = str(key)
+        try:
+            made.append((name, instantiate(node, _convert_="all")))
+        except Exception as error:
+            reason = error.__cause__ or error
+            raise UserError(
+                f"wrapper {name!r} cannot be configured: {type(reason).__name__}: {reason}",
+                f"check the keys under wrappers.{name} against the wrapper's arguments",
+            ) from None
+    return made
+
+
+def apply_wrappers(env: gym.Env, wrappers: list[tuple[str, Wrapper]]) -> gym.Env:
+    """Wrap ``env`` in list order; a wrapper that cannot apply (whatever it raises) names itself and the env."""
+    for name, wrapper in wrappers:
+        try:
+            env = wrapper(env)
+        except Exception as error:
+            env_id = env.spec.id if env.spec else type(env.unwrapped).__name__
+            raise UserError(
+                f"wrapper {name!r} cannot apply to {env_id}: {error}",
+                f"check wrappers.{name}.* (its arguments), remove it from wrappers=[...], "
+                "or put it after a wrapper that makes it fit",
+            ) from None
+    return env
+
+
+def make_env(cfg: DictConfig, render_mode: str | None = None) -> gym.Env:
+    """One env copy exactly as training builds it: gym.make -> Monitor -> wrappers (unseeded)."""
+    return apply_wrappers(Monitor(_env_factory(cfg, render_mode)()), make_wrappers(cfg.wrappers))
+
+
+def make_vec(cfg: DictConfig, n_envs: int, seed: int, vec_env: str = "dummy", render_mode: str | None = None) -> VecEnv:
+    """``n_envs`` copies seeded ``seed + i``, vectorised (SB3's ``make_vec_env`` seeds and monitors)."""
+    factory = _env_factory(cfg, render_mode)
+    if vec_env == "subproc":  # workers ignore Ctrl-C and SIGTERM: the main process decides (rlrun.run.interrupts)
+        factory = functools.partial(ignore_stop_signals, factory)
+    return make_vec_env(
+        factory,
+        n_envs=n_envs,
+        seed=seed,
+        wrapper_class=functools.partial(apply_wrappers, wrappers=make_wrappers(cfg.wrappers)),
+        vec_env_cls=SubprocVecEnv if vec_env == "subproc" else DummyVecEnv,
+    )
+
+
+def _normalized(cfg: DictConfig, venv: VecEnv, normalizer: Path | None, training: bool) -> VecEnv:
+    """``venv`` under ``VecNormalize`` as ``env.normalize`` says, or with saved statistics (``normalizer``).
+
+    For evaluation (``training=False``) the statistics are frozen and rewards are left raw.
+    """
+    norm = cfg.env.normalize
+    if normalizer is not None:
+        venv = VecNormalize.load(str(normalizer), venv)
+    elif norm.obs or norm.reward:
+        reward = norm.reward and training
+        venv = VecNormalize(venv, norm_obs=norm.obs, norm_reward=reward, gamma=cfg.algo.get("gamma", 0.99))
+    if not training and isinstance(venv, VecNormalize):
+        venv.training, venv.norm_reward = False, False
+    return venv
+
+
+def make_train_env(cfg: DictConfig, normalizer: Path | None = None) -> VecEnv:
+    """The training envs: ``env.n_envs`` copies, then NaN checks and ``VecNormalize`` as configured.
+
+    ``normalizer``: saved VecNormalize statistics to continue from (a resumed run).
+    """
+    if cfg.env.get("vectorization", "gym") == "native":  # one numpy-batched VecEnv (rlrun/build/batched.py)
+        venv = native.make_vec(cfg, make_wrappers(cfg.wrappers))
+    else:
+        venv = make_vec(cfg, cfg.env.n_envs, cfg.seed, cfg.env.vec_env)
+    if cfg.check_nan:
+        venv = CheckNan(venv)
+    return _normalized(cfg, venv, normalizer, training=True)
+
+
+def make_eval_env(
+    cfg: DictConfig,
+    render_mode: str | None = None,
+    seed: int | None = None,
+    normalizer: Path | None = None,
+    n_envs: int = 1,
+) -> VecEnv:
+    """``n_envs`` in-process copies on their own seed stream (copy i: eval seed + i); normalised like
+    training, statistics frozen.
+
+    ``normalizer``: saved VecNormalize statistics to evaluate with (a finished run or a snapshot).
+    """
+    venv = make_vec(cfg, n_envs, eval_seed(cfg.seed) if seed is None else seed, render_mode=render_mode)
+    return _normalized(cfg, venv, normalizer, training=False)
+
+
+def algo_class(cfg: DictConfig) -> type[BaseAlgorithm]:
+    """The SB3 class named by ``algo._target_``."""
+    return get_class(cfg.algo._target_)
+
+
+def uses_her(cfg: DictConfig) -> bool:
+    """Whether the algorithm samples from SB3's ``HerReplayBuffer`` (and so needs a goal env)."""
+    from stable_baselines3 import HerReplayBuffer
+
+    node = cfg.algo.get("replay_buffer_class")
+    if node is None:
+        return False
+    buffer_class = instantiate(node)
+    return isinstance(buffer_class, type) and issubclass(buffer_class, HerReplayBuffer)
+
+
+def load_model(cfg: DictConfig, path: Path, env: VecEnv) -> BaseAlgorithm:
+    """Load a saved model onto ``env`` without resetting it (its last observations stay valid)."""
+    return algo_class(cfg).load(path, env=env, device=cfg.device, force_reset=False)
+
+
+def make_model(cfg: DictConfig, env: VecEnv) -> BaseAlgorithm:
+    """Instantiate the algorithm on ``env``; rlrun passes policy, seed, device and verbosity."""
+    return instantiate(
+        cfg.algo,
+        policy=policy_for(cfg, env.observation_space),
+        env=env,
+        seed=cfg.seed,
+        device=cfg.device,
+        verbose=0,
+        _convert_="all",
+    )

@@ -1,0 +1,188 @@
+"""``rlrun-check`` (``python -m rlrun.cli.check env=X [algo=Y] [wrappers=...]``): find problems before training.
+
+Builds exactly what ``rlrun`` would train (through :mod:`rlrun.build.envs`) and reports each check as PASS, FAIL
+or SKIP: the env checks of :mod:`rlrun.checks.env`, and with ``algo`` on the command line (``algo=...``
+or any ``algo.<key>=...``) the rules training applies before it starts (:mod:`rlrun.checks.rules`,
+:mod:`rlrun.algo_checks`): the algorithm's arguments, its fit to the spaces after the wrappers, and the
+budgets. ``sim=N`` prints a random-action episode step by step instead (``render=ansi`` prints the
+frames). Exit status: 0 all passed, 1 a check failed, 2 a user mistake that stops the checks from
+running (bad id, bad value). Writes no files.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import warnings
+from collections.abc import Callable, Sequence
+from contextlib import closing
+from typing import Any
+
+import gymnasium as gym
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig
+
+from rlrun.build import envs as build
+from rlrun.checks import batched as native_checks
+from rlrun.checks import constructor as constructor_checks
+from rlrun.checks import env as env_checks
+from rlrun.checks import rules as validate
+from rlrun.checks.env import CHECKERS, FAIL, PASS, SKIP, Result
+from rlrun.cli import overrides as override_checks
+from rlrun.config import store
+from rlrun.config.errors import Problem, UserError, report_user_errors
+from rlrun.process import lazy_dynamo
+
+# Hydra reads rlrun's configs here, and a sweep's workers import this module to run its jobs
+store.register()
+
+SIM_RENDER_MODES = ("ansi", "human")
+WIDTH = 100  # notes under a check line are wrapped to this width
+
+
+def _problems(name: str, problems: list[Problem], warned: Sequence[Problem] = ()) -> Result:
+    """A check made of :mod:`rlrun.checks.rules` problems: FAIL if any, warnings as notes under a PASS."""
+    if len(problems) == 1:
+        return env_checks.fail(name, *problems[0])
+    notes = [line for problem, fix in [*problems, *warned] for line in (problem, f"  fix: {fix}")]
+    if problems:
+        return Result(name, FAIL, f"{len(problems)} problems", notes)
+    return Result(name, PASS, f"{len(warned)} warning(s)" if warned else "", notes)
+
+
+def algo_checks(cfg: DictConfig, env: gym.Env) -> list[Result]:
+    """The rules training applies before it starts: arguments, fit to the spaces after the wrappers, budgets.
+
+    The arguments check also builds the model once, as training's preflight does, when the names and
+    types are right and the pair fits; budget warnings are notes under a PASS, as training logs them.
+    """
+    algo_cls = build.algo_class(cfg)
+    name = algo_cls.__name__
+    fit = validate.fit_problems(cfg, env, algo_cls, build.uses_her(cfg))
+    arguments = constructor_checks.algo_problems(cfg, algo_cls)
+    if not arguments and not fit:  # SB3 would also reject a pair that does not fit: reported once, above
+        arguments = constructor_checks.construction_problems(cfg)
+    budget = validate.budget_problems(cfg, algo_cls), validate.budget_warnings(cfg, algo_cls)
+    return [
+        _problems(f"{name} arguments", arguments),
+        _problems(f"{name} fits {cfg.env.id}", fit),
+        _problems("hyperparameters", *budget),
+    ]
+
+
+def _guarded(name: str, check: Callable[..., Result | list[Result]], *args: Any) -> list[Result]:
+    """Run ``check(*args)``; an exception from the env is that check's FAIL, not a traceback."""
+    try:
+        result = check(*args)
+    except UserError:
+        raise
+    except Exception as error:
+        return [env_checks.fail(name, f"{type(error).__name__}: {error}")]
+    return result if isinstance(result, list) else [result]
+
+
+def run_checks(cfg: DictConfig, with_algo: bool) -> list[Result]:
+    """Every check in report order; raises :class:`UserError` when the config cannot be built at all."""
+    validate.raise_if(validate.range_problems(cfg))
+    if cfg.steps < 1:
+        raise UserError(f"steps={cfg.steps} must be positive", "set steps to 1 or more (default 1000)")
+    steps = cfg.steps
+    with closing(build.make_env(cfg)) as probe:  # a bad id or a wrapper that cannot apply stops here
+        results: list[Result] = []
+        for name, checker in CHECKERS.items():
+            results += _guarded(name, env_checks.run_checker, name, checker, probe)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the checkers above already reported what the env warns about
+            results += (seeded := _guarded("seeded determinism", env_checks.determinism, cfg, steps))
+            results += _guarded("pickling", env_checks.pickling, cfg, steps, seeded[0].status == PASS)
+            results += _guarded("goal env compute_reward", env_checks.goal_rewards, cfg, steps)
+            if with_algo:
+                results += _guarded("algorithm", algo_checks, cfg, probe)
+            else:
+                results.append(Result("algorithm", SKIP, "no algo= on the command line (e.g. add algo=ppo)"))
+            results += _guarded("random rollout", env_checks.rollout, cfg, steps)
+            if cfg.env.vectorization == "native":  # the batched training envs against the gym ones
+                results += _guarded(native_checks.NAME, native_checks.agreement, cfg, steps)
+    return results
+
+
+def _wrap(text: str, indent: int, more: int) -> str:
+    return textwrap.fill(text, WIDTH, initial_indent=" " * indent, subsequent_indent=" " * more, break_on_hyphens=False)
+
+
+def report(results: list[Result]) -> str:
+    """One line per check (wrapped to :data:`WIDTH`), its notes indented under it, and a closing count."""
+    lines = []
+    for r in results:
+        lines.append(_wrap(f"{r.status}  {r.name}" + (f": {r.detail}" if r.detail else ""), 0, 6))
+        lines += [_wrap(note, 6, 8) for note in r.notes]
+    counts = {s: sum(r.status == s for r in results) for s in (PASS, FAIL, SKIP)}
+    skipped = f", {counts[SKIP]} skipped" if counts[SKIP] else ""
+    return "\n".join([*lines, f"{counts[PASS]} passed, {counts[FAIL]} failed{skipped}"])
+
+
+def simulate(cfg: DictConfig) -> None:
+    """Print ``cfg.sim`` random-action steps: action, reward and flags, then the observation or ANSI frame."""
+    validate.raise_if(validate.range_problems(cfg))
+    if cfg.sim < 0:
+        raise UserError(f"sim={cfg.sim} must be >= 0", "sim=N prints N random-action steps, e.g. sim=20")
+    with closing(build.make_env(cfg)) as probe:
+        modes = [mode for mode in probe.metadata.get("render_modes", []) if mode in SIM_RENDER_MODES]
+    if cfg.render is not None and cfg.render not in modes:
+        offered = ", ".join(modes) or "neither"
+        fix = "use " + "".join(f"render={mode}, or " for mode in modes) + "no render to print observations"
+        raise UserError(f"{cfg.env.id} cannot show render={cfg.render} here (it offers {offered})", fix)
+    with closing(build.make_env(cfg, render_mode=cfg.render)) as env:
+        env.action_space.seed(cfg.seed)
+        _print_state(env, cfg, f"reset(seed={cfg.seed})", env.reset(seed=cfg.seed)[0])
+        for t in range(1, cfg.sim + 1):
+            action = env.action_space.sample()
+            obs, reward, terminated, truncated, _ = env.step(action)
+            head = f"step {t}  action={env_checks.show(action)}  reward={env_checks.show(float(reward))}"
+            _print_state(env, cfg, f"{head}  terminated={terminated}  truncated={truncated}", obs)
+            if (terminated or truncated) and t < cfg.sim:
+                _print_state(env, cfg, "reset", env.reset()[0])
+
+
+def _print_state(env: gym.Env, cfg: DictConfig, head: str, obs: Any) -> None:
+    print(head)
+    print(str(env.render()).rstrip("\n") if cfg.render == "ansi" else f"  observation {env_checks.show(obs)}")
+
+
+def algo_given(overrides: list[str]) -> bool:
+    """Whether the command line chose or changed the algorithm (``algo=...``, ``algo.<key>=...``)."""
+    keys = [override.lstrip("+~").split("=")[0] for override in overrides]
+    return any(key == "algo" or key.startswith("algo.") for key in keys)
+
+
+@hydra.main(config_path="pkg://rlrun.conf", config_name="check", version_base="1.3")
+def _hydra_main(cfg: DictConfig) -> None:
+    """Check the env (and algorithm) ``rlrun`` would build for these overrides; exit 1 if a check fails."""
+    hydra_cfg = HydraConfig.get()
+    choices, with_algo = hydra_cfg.runtime.choices, algo_given(list(hydra_cfg.overrides.task))
+    with report_user_errors("rlrun-check"):
+        if cfg.render is not None and not cfg.sim:
+            raise UserError(f"render={cfg.render} shows a simulated episode", "add sim=N, e.g. sim=20")
+        if cfg.sim:
+            simulate(cfg)
+            return
+        results = run_checks(cfg, with_algo)
+    algo = f", algo={choices.get('algo')}" if with_algo else ""
+    wrappers = f", wrappers=[{','.join(cfg.wrappers)}]" if cfg.wrappers else ""
+    print(f"rlrun-check: env={choices.get('env')} ({cfg.env.id}){algo}{wrappers}, seed={cfg.seed}")
+    print(report(results))
+    if any(r.status == FAIL for r in results):
+        sys.exit(1)
+
+
+def main() -> None:
+    """Console-script entry point: the command line's wrapper names are checked before Hydra composes."""
+    lazy_dynamo.install()
+    with report_user_errors("rlrun-check"):
+        override_checks.check_wrapper_names(sys.argv[1:], config_name="check")
+    _hydra_main()
+
+
+if __name__ == "__main__":
+    main()

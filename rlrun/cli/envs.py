@@ -1,0 +1,182 @@
+"""``rlrun-envs`` (``python -m rlrun.cli.envs``): which envs there are, their spaces, and what trains on them.
+
+For each registered env: its id, entry point, observation and action spaces, ``max_episode_steps``,
+``reward_threshold``, whether it is a goal env, which of rlrun's algorithms (``conf/algo/*.yaml``) fit it,
+and the config to use with ``env=``. The spaces come from making the env; an env whose optional
+dependency is missing (box2d, mujoco, ...) is listed with the reason instead of its spaces.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import textwrap
+import warnings
+from dataclasses import asdict, dataclass
+from importlib.resources import files
+from typing import Any
+
+import gymnasium as gym
+from gymnasium.envs.registration import EnvSpec
+from hydra import compose, initialize_config_module
+from omegaconf import OmegaConf
+from stable_baselines3.common.base_class import BaseAlgorithm
+
+import rlrun.envs  # noqa: F401  (registers the rlrun/* ids)
+from rlrun.build import envs as build
+from rlrun.checks import rules as validate
+from rlrun.config.errors import report_user_errors
+
+WIDTH = 100  # the human listing stays readable in a terminal this wide
+KEY_WIDTH = 13  # the column of the field names in a block
+
+
+@dataclass
+class EnvInfo:
+    """One row of the listing (also the object written by ``--json``)."""
+
+    id: str
+    entry_point: str
+    config: str  # what to write after ``env=``
+    observation_space: str | None  # None when the env cannot be made here
+    action_space: str | None
+    max_episode_steps: int | None
+    reward_threshold: float | None
+    goal_env: bool | None
+    algorithms: list[str] | None  # rlrun's algo options that fit the env
+    unavailable: str | None  # why the spaces are unknown
+
+
+def _conf_files(group: str) -> dict[str, Any]:
+    """The ``conf/<group>/*.yaml`` files shipped with rlrun, by option name."""
+    folder = files("rlrun.conf").joinpath(group)
+    names = sorted(entry.name for entry in folder.iterdir() if entry.name.endswith(".yaml"))
+    return {name.removesuffix(".yaml"): folder.joinpath(name) for name in names}
+
+
+def env_configs() -> dict[str, str]:
+    """Env id -> the ``conf/env`` option that makes it (the first by name where several do)."""
+    configs: dict[str, str] = {}
+    for name, path in _conf_files("env").items():
+        node = OmegaConf.create(path.read_text())
+        if not OmegaConf.is_missing(node, "id"):
+            configs.setdefault(str(node.id).split(":")[-1], name)  # module:id makes id
+    return configs
+
+
+def algo_options() -> dict[str, tuple[type[BaseAlgorithm], bool]]:
+    """Each ``conf/algo`` option's SB3 class and whether it uses HER, composed exactly as training does."""
+    options: dict[str, tuple[type[BaseAlgorithm], bool]] = {}
+    with initialize_config_module("rlrun.conf", version_base="1.3"):
+        for name in _conf_files("algo"):
+            cfg = compose("config", overrides=[f"algo={name}", "~tuned"])
+            options[name] = (build.algo_class(cfg), build.uses_her(cfg))
+    return options
+
+
+def unavailable_reason(error: Exception) -> str:
+    """A short reason why an env cannot be made, with the install command where the error names one."""
+    text = str(error)
+    commands = re.findall(r"pip install (\"[^\"]+\"|\S+)", text)
+    if commands:
+        extras = [c for c in commands if "[" in c] or commands
+        return f"needs `pip install {extras[0].rstrip('`.,')}`"
+    if isinstance(error, ModuleNotFoundError) and error.name:
+        return f"needs `pip install {error.name.split('.')[0]}`"
+    first = re.split(r"(?<=[.!])\s", text.strip(), maxsplit=1)[0] or type(error).__name__
+    return f"cannot be made: {first}"
+
+
+def _entry_point(spec: EnvSpec) -> str:
+    entry = spec.entry_point
+    if isinstance(entry, str):
+        return entry
+    return f"{getattr(entry, '__module__', '?')}:{getattr(entry, '__qualname__', repr(entry))}"
+
+
+def _space(space: gym.Space) -> str:
+    """``str(space)`` on one line, without numpy's column padding (``[-4.8   -inf]`` -> ``[-4.8 -inf]``)."""
+    return re.sub(r"\[\s+", "[", re.sub(r"\s+", " ", str(space)))
+
+
+def describe(spec: EnvSpec, configs: dict[str, str], algos: dict[str, tuple[type[BaseAlgorithm], bool]]) -> EnvInfo:
+    """Make the env once (no env checker, warnings off) and describe it; never raises for a broken env."""
+    info = EnvInfo(
+        id=spec.id, entry_point=_entry_point(spec), config=configs.get(spec.id, f"gym env.id={spec.id}"),
+        observation_space=None, action_space=None, max_episode_steps=spec.max_episode_steps,
+        reward_threshold=spec.reward_threshold, goal_env=None, algorithms=None, unavailable=None,
+    )  # fmt: skip
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            env = gym.make(spec.id, disable_env_checker=True)
+    except Exception as error:  # any env may fail to build here (missing deps, bad entry point)
+        info.unavailable = unavailable_reason(error)
+        return info
+    try:
+        info.observation_space, info.action_space = _space(env.observation_space), _space(env.action_space)
+        info.goal_env = validate.is_goal_env(env)
+        info.algorithms = [name for name, (cls, her) in algos.items() if validate.algo_fits(env, cls, her)]
+    finally:
+        env.close()
+    return info
+
+
+def list_envs(all_envs: bool = False) -> list[EnvInfo]:
+    """The rlrun envs (namespace ``rlrun``), then, with ``all_envs``, every other registered env."""
+    specs = sorted(gym.registry.values(), key=lambda spec: spec.namespace != "rlrun")
+    specs = [spec for spec in specs if all_envs or spec.namespace == "rlrun"]
+    configs, algos = env_configs(), algo_options()
+    return [describe(spec, configs, algos) for spec in specs]
+
+
+def _field(key: str, value: str) -> str:
+    indent = " " * (2 + KEY_WIDTH)
+    return textwrap.fill(
+        value, WIDTH, initial_indent=f"  {key:<{KEY_WIDTH}}", subsequent_indent=indent, break_on_hyphens=False
+    )
+
+
+def format_block(info: EnvInfo) -> str:
+    """One env as a block of aligned ``field value`` lines, wrapped to :data:`WIDTH` columns."""
+    threshold = "none" if info.reward_threshold is None else f"{info.reward_threshold:g}"
+    limit = "none" if info.max_episode_steps is None else info.max_episode_steps
+    lines = [info.id, _field("use", f"env={info.config}"), _field("entry point", info.entry_point)]
+    if info.unavailable is not None:
+        lines.append(_field("spaces", f"unavailable: {info.unavailable}"))
+    else:
+        lines += [
+            _field("observation", str(info.observation_space)),
+            _field("action", str(info.action_space)),
+        ]
+    lines.append(_field("episodes", f"max_episode_steps {limit}, reward_threshold {threshold}"))
+    if info.unavailable is None:
+        lines.append(_field("goal env", "yes" if info.goal_env else "no"))
+        lines.append(_field("algorithms", ", ".join(info.algorithms or []) or "none"))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print the listing as blocks of text, or as JSON with ``--json``."""
+    parser = argparse.ArgumentParser(
+        prog="rlrun-envs", description="List the rlrun envs: spaces, limits, and the algorithms that fit."
+    )
+    parser.add_argument("--all", action="store_true", help="every registered Gymnasium env, not only rlrun's")
+    parser.add_argument("--json", action="store_true", help="a JSON list of objects instead of text")
+    args = parser.parse_args(argv)
+    with report_user_errors("rlrun-envs"):
+        infos = list_envs(all_envs=args.all)
+    text = (
+        json.dumps([asdict(info) for info in infos], indent=2) if args.json else "\n\n".join(map(format_block, infos))
+    )
+    try:
+        print(text)
+    except BrokenPipeError:  # `rlrun-envs --all | head`: stop quietly, as other command-line tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,245 @@
+"""``python -m rlrun`` and the ``rlrun`` console script: Hydra composes the config, rlrun trains it.
+
+The only module that touches Hydra's runtime: it reads the run folder, the group choices and the
+overrides from ``HydraConfig`` and passes them to :mod:`rlrun.run.train` as plain values. ``resume=``
+is checked here before Hydra runs, so a bad target creates nothing on disk. Under ``-m`` the sweep is
+planned and recorded by rlrun's sweeper (``hydra_plugins/rlrun_sweeper``, :mod:`rlrun.sweep.runner`) and each
+job goes through :func:`rlrun.sweep.job.run_job`, which never raises.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import hydra
+from hydra.core.global_hydra import GlobalHydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from omegaconf import DictConfig
+
+from rlrun.cli.overrides import check_output_folders, check_wrapper_names
+
+# Only modules that do not import torch: a sweep's own process starts its launcher's workers before it
+# imports torch (hydra_plugins/rlrun_sweeper/warm_up.py); training imports it where it starts.
+from rlrun.config import store
+from rlrun.config.errors import UserError, report_user_errors
+from rlrun.config.keys import RESUME_OVERRIDES, override_key
+from rlrun.process import gc_pause, lazy_dynamo
+from rlrun.process.quick_exit import run_and_exit
+from rlrun.record.provenance import command_line, prog
+from rlrun.sweep.job import run_job
+
+# Hydra reads rlrun's configs here, and a sweep's workers import this module to run its jobs
+store.register()
+
+log = logging.getLogger("rlrun")
+
+# At import: this module is also what a sweep's worker processes import to run a job.
+lazy_dynamo.install()
+
+
+def _preset(choice: str | None) -> str | None:
+    """The preset applied: the ``tuned`` choice if such a file exists (the entry is optional)."""
+    if choice is None:
+        return None
+    return choice if choice in GlobalHydra.instance().config_loader().get_group_options("tuned") else None
+
+
+def _meta() -> dict[str, Any]:
+    hydra_cfg = HydraConfig.get()
+    choices = hydra_cfg.runtime.choices
+    return {
+        "env": choices.get("env"),
+        "algo": choices.get("algo"),
+        "preset": _preset(choices.get("tuned")),
+        "overrides": list(hydra_cfg.overrides.task),
+        "command": command_line(),
+        "multirun": hydra_cfg.mode == RunMode.MULTIRUN,
+    }
+
+
+# What a run folder named with hydra.run.dir held before Hydra ran: those files are the user's, never removed.
+_EXISTING: dict[Path, set[str]] = {}
+
+
+# Folders of the default layout (outputs/runs/<env>-<algo>) that existed before Hydra made the run folder.
+_EXISTING_PARENTS: set[Path] = set()
+
+
+def _note_existing(args: list[str]) -> None:
+    """Remember what ``hydra.run.dir`` holds before Hydra writes there (the default folder is always new),
+    and which folders of the default layout exist."""
+    target = next((a.split("=", 1)[1] for a in args if a.startswith("hydra.run.dir=")), None)
+    if target and Path(target).is_dir():
+        _EXISTING[Path(target).resolve()] = {p.name for p in Path(target).iterdir()}
+    runs = Path("outputs", "runs").resolve()
+    _EXISTING_PARENTS.update(p for p in (runs.parent, runs) if p.is_dir())
+    if runs.is_dir():
+        _EXISTING_PARENTS.update(p for p in runs.iterdir() if p.is_dir())
+
+
+def _remove_if_unused(run_dir: Path) -> None:
+    """Remove what Hydra just made for a run that never started: its ``.hydra/`` and log, and the folder
+    itself if Hydra created it. Nothing that existed before this process started is touched."""
+    if (run_dir / "run.json").exists() or not run_dir.is_dir():
+        return
+    existing = _EXISTING.get(run_dir.resolve())
+    created = [p for p in run_dir.iterdir() if existing is None or p.name not in existing]
+    if not all(p.name == ".hydra" or p.suffix == ".log" for p in created):
+        return  # something else was written: keep everything
+    for path in created:
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    if existing is None and not any(run_dir.iterdir()):
+        run_dir.rmdir()
+        outputs = Path("outputs").resolve()
+        for parent in run_dir.resolve().parents:  # outputs/runs/<env>-<algo> if Hydra made it just now
+            if parent in _EXISTING_PARENTS or not parent.is_relative_to(outputs) or any(parent.iterdir()):
+                break
+            parent.rmdir()
+
+
+def _report(run_dir: Path) -> None:
+    """The final line of a run, from the run's own record (a resumed run reports its own env and algo)."""
+    record = json.loads((run_dir / "run.json").read_text())
+    final = record["final"]
+    success = "" if final["success_rate"] is None else f", success rate {final['success_rate']:.2f}"
+    log.info(
+        "%s + %s, seed %d: mean return %.3f ± %.3f over %d episodes%s\nrun folder: %s",
+        record["env"],
+        record["algo"],
+        record["seed"],
+        final["mean_return"],
+        final["std_return"],
+        final["episodes"],
+        success,
+        run_dir,
+    )
+
+
+@hydra.main(config_path="pkg://rlrun.conf", config_name="config", version_base="1.3")
+def _hydra_main(cfg: DictConfig) -> float | None:
+    """Train (or resume) one run; return its final mean return, the value Hydra's sweepers optimise."""
+    meta = _meta()
+    if meta["multirun"]:  # a sweep's job: records whatever happens and returns (rlrun/sweep/job.py)
+        hydra_cfg = HydraConfig.get()
+        return run_job(cfg, Path(hydra_cfg.runtime.output_dir), Path(hydra_cfg.sweep.dir), meta)
+    return _single_run(cfg, meta)
+
+
+def _single_run(cfg: DictConfig, meta: dict[str, Any]) -> float:
+    """``python -m rlrun ...`` without ``-m``: train or resume, report, exit with DESIGN.md's statuses."""
+    from rlrun.build.nan import NonFiniteValue
+    from rlrun.run import train as training
+    from rlrun.run.interrupts import RunInterrupted
+
+    with report_user_errors():
+        try:
+            if cfg.resume is not None:
+                run_dir = Path(cfg.resume)
+                final = training.resume(run_dir, cfg.progress_bar, meta)
+            else:
+                run_dir = Path(os.path.relpath(HydraConfig.get().runtime.output_dir))
+                try:
+                    final = training.train(cfg, run_dir, meta)
+                except BaseException:
+                    _remove_if_unused(run_dir)  # only when the run never started (no run.json)
+                    raise
+        except NonFiniteValue as error:
+            print(
+                f"rlrun: run failed: {error}\nrun.json records it; snapshots so far are kept in {run_dir}",
+                file=sys.stderr,
+            )
+            sys.exit(1)
+        except RunInterrupted as stop:
+            print(
+                f"rlrun: {stop}; snapshot written. Continue with:\n  {prog()} resume={stop.run_dir}",
+                file=sys.stderr,
+            )
+            sys.exit(stop.exit_status)
+        except KeyboardInterrupt:  # a third signal: no snapshot at this point, the newest one is kept
+            print(
+                "rlrun: stopped at once, without a snapshot of this step; run.json says interrupted. "
+                f"Continue from its newest snapshot, if it has one, with:\n  {prog()} resume={run_dir}",
+                file=sys.stderr,
+            )
+            sys.exit(130)
+    _report(run_dir)
+    return float(final["mean_return"])
+
+
+def _resume_overrides(args: list[str]) -> list[str]:
+    """For ``resume=<run_dir>``: check the target and the other overrides before Hydra creates anything,
+    and point Hydra at the run's own folder without letting it write a new ``.hydra`` record there."""
+    target = next((a.split("=", 1)[1] for a in args if a.startswith("resume=")), None)
+    if not target:
+        return []
+    run_dir = Path(target)
+    if not run_dir.is_dir():
+        raise UserError(f"resume={target}: no such folder", "give the folder of a run under outputs/runs/")
+    from rlrun.run.resume import load_target
+
+    refused = [a for a in args if override_key(a) not in RESUME_OVERRIDES]
+    if refused:
+        raise UserError(
+            "resume= continues a run with its own config.yaml; refusing overrides that change it: " + " ".join(refused),
+            "drop them (only progress_bar= may change), or start a new run with them",
+        )
+    record, snapshot = load_target(run_dir)
+    if snapshot is None:
+        final = record["final"]
+        score = f" (mean return {final['mean_return']:.3f})" if final else ""
+        print(f"{run_dir} is already completed{score}; nothing to do")
+        sys.exit(0)
+    return [f"hydra.run.dir={run_dir}", "hydra.output_subdir=null"]
+
+
+def _refuse_existing_run_dir(args: list[str]) -> None:
+    """A new run pointed at an existing run's folder: refuse before Hydra writes its record there."""
+    target = next((a.split("=", 1)[1] for a in args if a.startswith("hydra.run.dir=")), None)
+    if target and not any(a.startswith("resume=") for a in args):
+        from rlrun.record.run_record import refuse_existing_run
+
+        refuse_existing_run(Path(target))
+
+
+def _register_plugins() -> None:
+    """Hydra finds plugins by listing the ``hydra_plugins`` folders on ``sys.path``, which setuptools'
+    editable installs do not show; register rlrun's own plugins through Hydra's public call instead."""
+    from hydra.core.plugins import Plugins
+
+    plugins = Plugins.instance()  # scan first: the scan re-executes Hydra's basic sweeper, RlrunSweeper's base
+
+    from hydra_plugins.rlrun_ray_launcher.ray_launcher import RayLauncher
+    from hydra_plugins.rlrun_sweeper.rlrun_sweeper import RlrunSweeper
+
+    for plugin in (RayLauncher, RlrunSweeper):
+        plugins.register(plugin)
+
+
+def main() -> None:
+    """Console-script entry point; the process ends without Python's slow module teardown
+    (:mod:`rlrun.process.quick_exit`) and starts with the garbage collector paused (:mod:`rlrun.process.gc_pause`)."""
+    gc_pause.pause()
+    run_and_exit(_main)
+
+
+def _main() -> None:
+    _register_plugins()
+    args = [a for a in sys.argv[1:] if not a.startswith("-")]
+    with report_user_errors():
+        check_wrapper_names(sys.argv[1:])
+        check_output_folders(sys.argv[1:])
+        _refuse_existing_run_dir(args)
+        _note_existing(args)
+        sys.argv.extend(_resume_overrides(args))
+    _hydra_main()
+
+
+if __name__ == "__main__":
+    main()

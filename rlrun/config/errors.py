@@ -1,0 +1,41 @@
+"""User mistakes: one message that names the problem and the fix, exit status 2, no traceback.
+
+Every rlrun command wraps its body in :func:`report_user_errors`, so this is the one place that
+decides how a mistake is shown. ``HYDRA_FULL_ERROR=1`` re-raises with the full traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+USER_ERROR_STATUS = 2
+Problem = tuple[str, str]  # (what is wrong, how to fix it): what each check of rlrun.checks.rules returns
+
+
+class UserError(Exception):
+    """A mistake the user can fix: a bad value, an incompatible pair, a bad path."""
+
+    status = USER_ERROR_STATUS  # the exit status; a subclass for Hydra's kind of mistake keeps Hydra's
+
+    def __init__(self, problem: str, fix: str | None = None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.fix = fix
+
+    def __str__(self) -> str:
+        return self.problem if self.fix is None else f"{self.problem}\n  fix: {self.fix}"
+
+
+@contextmanager
+def report_user_errors(prog: str = "rlrun") -> Iterator[None]:
+    """Turn a :class:`UserError` raised inside the block into a message and its exit status (2)."""
+    try:
+        yield
+    except UserError as error:
+        if os.environ.get("HYDRA_FULL_ERROR") == "1":
+            raise
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        sys.exit(error.status)

@@ -1,0 +1,105 @@
+"""Structured config schemas: Hydra checks the types of the run keys and env files as it composes.
+
+OmegaConf checks types, not ranges (it never calls ``__post_init__``), so ranges and
+compatibility are checked afterwards by :mod:`rlrun.checks.rules`. Algorithm arguments are free-form
+here and checked against the SB3 constructor's signature there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+
+@dataclass
+class NormalizeConfig:
+    """SB3's ``VecNormalize`` switches."""
+
+    obs: bool = False
+    reward: bool = False
+
+
+@dataclass
+class EnvConfig:
+    """The ``env`` group: which Gymnasium env, how many copies and how they are vectorised."""
+
+    id: str = MISSING
+    n_envs: int = 1
+    vec_env: str = "dummy"
+    max_episode_steps: int | None = None
+    vectorization: str = "gym"
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    normalize: NormalizeConfig = field(default_factory=NormalizeConfig)
+
+
+@dataclass
+class EvalConfig:
+    """Periodic and final evaluation on the separate eval env."""
+
+    every: int = 10_000
+    episodes: int = 10
+    final_episodes: int = 50
+    n_envs: int = 10  # divides episodes (10) and final_episodes (50): no copy idles (BENCHMARKS.md)
+
+
+@dataclass
+class SnapshotConfig:
+    """Periodic snapshots under ``<run_dir>/snapshots``."""
+
+    every: int = 10_000
+    keep: int = 3
+    replay_buffer: str = "latest"
+
+
+@dataclass
+class TuneConfig:
+    """Hyperparameter tuning with Optuna (``rlrun-tune``); the search space is the ``search_space`` group."""
+
+    trials: int = 20
+    seeds: int = 3
+    validate_seeds: int = 5
+    objective: str = "iqm"
+    pruner: str = "median"
+    sampler: str = "tpe"
+    study: str | None = None
+    storage: str | None = None
+    n_jobs: int = 1
+    report: bool = False
+
+
+@dataclass
+class RunConfig:
+    """The whole composed config; ``algo`` and ``wrappers`` are validated by rlrun, not here."""
+
+    env: EnvConfig = field(default_factory=EnvConfig)
+    algo: dict[str, Any] = field(default_factory=dict)
+    wrappers: dict[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    total_timesteps: int = 100_000
+    torch_threads: int = 1
+    device: str = "cpu"
+    progress_bar: str = "auto"
+    check_nan: bool = False
+    resume: str | None = None
+    sweep: str | None = None
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    snapshot: SnapshotConfig = field(default_factory=SnapshotConfig)
+    tune: TuneConfig = field(default_factory=TuneConfig)
+
+
+def register() -> None:
+    """Store the schema as ``rlrun_schema``, the first entry of ``conf/config.yaml``'s defaults."""
+    ConfigStore.instance().store(name="rlrun_schema", node=RunConfig)
+    ConfigStore.instance().store(name="rlrun_check_schema", node=CheckConfig)  # conf/check.yaml (rlrun-check)
+
+
+@dataclass
+class CheckConfig(RunConfig):
+    """``rlrun-check``'s config: the run's keys, plus the length of the random rollout and the simulation."""
+
+    steps: int = 1000  # env steps of the random-action rollout check
+    sim: int = 0  # > 0: print a random-action episode step by step for this many steps instead of checking
+    render: str | None = None  # with sim: ansi prints the frames, human shows them in a window

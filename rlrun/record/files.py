@@ -1,0 +1,43 @@
+"""Formats of a run folder's files (DESIGN.md, "The run-directory contract") and how they are written and read:
+atomically, so a reader sees the old file or the new one, never a mix. Importable without torch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+EVAL_CSV_HEADER = "timesteps,mean_return,std_return,success_rate,wall_s\n"
+
+
+def now() -> str:
+    """The local time in ISO 8601 with its UTC offset, as run.json records times."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def write_text(path: Path, text: str, durable: bool = False) -> None:
+    """Write ``text`` under a temporary name, then rename it over ``path`` (``durable``: fsync'd first)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+        if durable:
+            f.flush()
+            os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write a JSON object atomically and durably."""
+    write_text(path, json.dumps(data, indent=2) + "\n", durable=True)
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object from ``path``, or None where it is missing, truncated or not an object."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

@@ -1,0 +1,92 @@
+"""Where a run, a sweep or a table came from: the command line, package versions and the git commit.
+
+The commit is read from ``.git`` itself (no ``git`` subprocess), also in worktrees and with packed refs.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import rlrun
+
+# run.json's "versions": key -> distribution name
+RUN_PACKAGES = {
+    "rlrun": "rlrun",
+    "stable_baselines3": "stable-baselines3",
+    "gymnasium": "gymnasium",
+    "torch": "torch",
+    "hydra": "hydra-core",
+}
+
+
+def prog() -> str:
+    """How the user started rlrun: ``python -m rlrun`` rather than a path to a module, or the script's name."""
+    return "python -m rlrun" if sys.argv[0].endswith("__main__.py") else Path(sys.argv[0]).name
+
+
+def command_line() -> str:
+    """The command line as the user typed it."""
+    return " ".join([prog(), *map(shlex.quote, sys.argv[1:])])
+
+
+def package_version(dist: str) -> str | None:
+    """The installed version of a distribution, or None."""
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def run_versions() -> dict[str, str | None]:
+    """run.json's ``versions``."""
+    return {key: package_version(dist) for key, dist in RUN_PACKAGES.items()}
+
+
+def _git_dir(folder: Path) -> Path | None:
+    """``folder/.git`` as a folder (a worktree's or submodule's ``.git`` file points to it), or None."""
+    dot_git = folder / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    if dot_git.is_file() and (text := dot_git.read_text().strip()).startswith("gitdir:"):
+        return (folder / text.removeprefix("gitdir:").strip()).resolve()
+    return None
+
+
+def _commit(git_dir: Path) -> str | None:
+    """The commit ``HEAD`` names in ``git_dir``."""
+    head = (git_dir / "HEAD").read_text().strip()
+    if not head.startswith("ref:"):
+        return head or None  # detached HEAD
+    ref = head.removeprefix("ref:").strip()
+    common = git_dir / (git_dir / "commondir").read_text().strip() if (git_dir / "commondir").is_file() else git_dir
+    for folder in (git_dir, common):
+        if (folder / ref).is_file():
+            return (folder / ref).read_text().strip() or None
+    packed = common / "packed-refs"
+    lines = packed.read_text().splitlines() if packed.is_file() else []
+    return next((line.split()[0] for line in lines if line.endswith(f" {ref}")), None)
+
+
+def git_commit(start: Path, search_parents: bool = True) -> str | None:
+    """The commit of the git repository holding ``start`` (only ``start`` itself without ``search_parents``)."""
+    try:
+        for folder in (start, *start.parents) if search_parents else (start,):
+            git_dir = _git_dir(folder)
+            if git_dir is not None:
+                return _commit(git_dir)
+    except (OSError, IndexError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def run_commit() -> str | None:
+    """The commit of the repository a run was started from (the working directory's), if any."""
+    return git_commit(Path.cwd())
+
+
+def source_commit() -> str | None:
+    """The commit of the checkout rlrun itself is imported from; None for an installed package."""
+    return git_commit(Path(rlrun.__file__).resolve().parent.parent, search_parents=False)

@@ -1,0 +1,104 @@
+"""The run folder's own record: ``config.yaml`` (the authority) and ``run.json`` (status, provenance).
+
+``run.json`` is a live record: rewritten atomically (temporary file, flush, rename), so a reader never
+sees a half-written file, every time the status changes, after each periodic evaluation and snapshot,
+and at least every minute of training (:mod:`rlrun.run.heartbeat`); ``updated`` is the time of the last rewrite, so
+the age of a ``running`` record tells a live run from a dead one (on a cluster node whose pids cannot
+be checked from here).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from rlrun.config.errors import UserError
+from rlrun.config.keys import config_hash
+from rlrun.record.files import now, write_json
+from rlrun.record.provenance import run_commit, run_versions
+
+
+def refuse_existing_run(run_dir: Path) -> None:
+    """A new run never writes over another: refuse a folder that already holds a ``run.json``."""
+    if (run_dir / "run.json").exists():
+        raise UserError(
+            f"{run_dir} already holds a run; a new run never writes over another",
+            f"to continue it use resume={run_dir}; for a new run leave hydra.run.dir at its default",
+        )
+
+
+class RunRecord:
+    """Writes ``config.yaml`` once and keeps ``run.json`` current as the run moves on."""
+
+    def __init__(self, run_dir: Path, data: dict[str, Any]) -> None:
+        self.run_dir = run_dir
+        self.data = data
+
+    @classmethod
+    def start(cls, run_dir: Path, cfg: DictConfig, meta: dict[str, Any], policy: str | None) -> RunRecord:
+        """Create the record of a new run; refuses a folder that already holds a run."""
+        run_dir.mkdir(parents=True, exist_ok=True)
+        refuse_existing_run(run_dir)
+        (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+        record = cls(
+            run_dir,
+            {
+                "status": "running",
+                "env": meta.get("env"),
+                "env_id": cfg.env.id,
+                "algo": meta.get("algo"),
+                "preset": meta.get("preset"),
+                "policy": policy,
+                "seed": cfg.seed,
+                "config_hash": config_hash(cfg),
+                "overrides": list(meta.get("overrides", [])),
+                "total_timesteps": cfg.total_timesteps,
+                "timesteps": 0,
+                "wall_s": None,
+                "fps": None,
+                "final": None,
+                "error": None,
+                "pid": os.getpid(),
+                "host": platform.node(),
+                "started": now(),
+                "versions": run_versions(),
+                "git": run_commit(),
+                "command": meta.get("command"),
+            },
+        )
+        record.save()
+        return record
+
+    @classmethod
+    def reopen(cls, run_dir: Path, data: dict[str, Any], step: int, meta: dict[str, Any]) -> RunRecord:
+        """Mark an existing run as running again, noting the snapshot step it continues from."""
+        data.update(status="running", pid=os.getpid(), host=platform.node(), error=None, final=None, timesteps=step)
+        data.setdefault("resumes", []).append({"from_step": step, "at": now(), "command": meta.get("command")})
+        record = cls(run_dir, data)
+        record.save()
+        return record
+
+    def save(self) -> None:
+        """Rewrite ``run.json`` (atomically), stamped with the time in ``updated``."""
+        self.data["updated"] = now()
+        write_json(self.run_dir / "run.json", self.data)
+
+    @staticmethod
+    def counts(timesteps: int, wall_s: float | None) -> dict[str, Any]:
+        """``timesteps``, ``wall_s`` (seconds of training across all sessions of the run) and ``fps``."""
+        wall_s = None if wall_s is None else round(wall_s, 3)
+        return {"timesteps": timesteps, "wall_s": wall_s, "fps": round(timesteps / wall_s, 1) if wall_s else None}
+
+    def progress(self, timesteps: int, wall_s: float | None) -> None:
+        """Record the steps done and the seconds of training so far."""
+        self.data.update(self.counts(timesteps, wall_s))
+        self.save()
+
+    def finish(self, status: str, **fields: Any) -> None:
+        """Record the end of the run: ``completed``, ``failed`` or ``interrupted``."""
+        self.data.update(status=status, **fields)
+        self.save()

@@ -1,0 +1,151 @@
+"""Evaluation episodes with the deterministic policy, and the periodic evaluation callback.
+
+Evaluations run on all copies of the eval env at once (``eval.n_envs``; one batched forward pass
+per step), with the episodes shared out among the copies as SB3's ``evaluate_policy`` does, so
+results do not favour short episodes. Returns are the raw env's (``Monitor`` sits under the user's
+wrappers), so they compare across wrapper stacks. Periodic results go to TensorBoard (``eval/*``)
+and to ``eval.csv``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.evaluation import evaluate_policy
+from stable_baselines3.common.vec_env import VecEnv, unwrap_vec_normalize
+
+from rlrun.record.files import EVAL_CSV_HEADER
+
+
+@dataclass
+class EvalResult:
+    """Per-episode returns, lengths and (when the env reports it) success."""
+
+    returns: list[float]
+    lengths: list[int]
+    successes: list[bool] = field(default_factory=list)
+
+    @property
+    def mean_return(self) -> float:
+        return float(np.mean(self.returns))
+
+    @property
+    def std_return(self) -> float:
+        return float(np.std(self.returns))
+
+    @property
+    def success_rate(self) -> float | None:
+        """None when the env does not report ``info["is_success"]``."""
+        return float(np.mean(self.successes)) if self.successes else None
+
+    def summary(self) -> dict[str, Any]:
+        """The ``final`` block of ``run.json``."""
+        return {
+            "mean_return": self.mean_return,
+            "std_return": self.std_return,
+            "success_rate": self.success_rate,
+            "episodes": len(self.returns),
+            "returns": [float(r) for r in self.returns],
+        }
+
+
+def evaluate(
+    model: BaseAlgorithm, env: VecEnv, episodes: int, on_step: Callable[[dict, dict], None] | None = None
+) -> EvalResult:
+    """Run ``episodes`` episodes with the deterministic policy on all copies of ``env`` at once.
+
+    Copy i runs ``(episodes + i) // env.num_envs`` of them (SB3's ``evaluate_policy``); returns,
+    lengths and successes are listed in the order the episodes end. ``on_step`` is called after
+    every step of every copy still counting (SB3's ``evaluate_policy`` callback), e.g. to render.
+    """
+    successes: list[bool] = []
+
+    def record_success(locals_: dict[str, Any], globals_: dict[str, Any]) -> None:
+        info = locals_["info"]
+        # the episodes evaluate_policy counts: with Monitor, only the real ends (info["episode"])
+        counted = "episode" in info or not locals_["is_monitor_wrapped"]
+        if locals_["done"] and counted and "is_success" in info:
+            successes.append(bool(info["is_success"]))
+        if on_step is not None:
+            on_step(locals_, globals_)
+
+    returns, lengths = evaluate_policy(
+        model,
+        env,
+        n_eval_episodes=episodes,
+        deterministic=True,
+        return_episode_rewards=True,
+        callback=record_success,
+        warn=False,
+    )
+    return EvalResult(list(map(float, returns)), list(map(int, lengths)), successes)  # type: ignore[arg-type]
+
+
+def sync_normalization(train_env: VecEnv, eval_env: VecEnv) -> None:
+    """Give the eval env the training envs' current VecNormalize statistics.
+
+    Unlike SB3's ``sync_envs_normalization`` this does not need both stacks wrapped alike: the training
+    envs may carry wrappers the eval env has not (``check_nan``'s ``VecCheckNan``, a native VecEnv).
+    """
+    source, target = unwrap_vec_normalize(train_env), unwrap_vec_normalize(eval_env)
+    if source is not None and target is not None:
+        target.obs_rms = source.obs_rms.copy()
+        target.ret_rms = source.ret_rms.copy()
+
+
+class PeriodicEvaluation(BaseCallback):
+    """Evaluate every ``every`` env steps on the eval env; log to TensorBoard and ``eval.csv``."""
+
+    def __init__(self, eval_env: VecEnv, every: int, episodes: int, csv_path: Path) -> None:
+        super().__init__()
+        self.eval_env = eval_env
+        self.every = every
+        self.episodes = episodes
+        self.csv_path = csv_path
+        self.next_eval = every
+        self.best_mean_return = -np.inf
+        self.last_mean_return: float | None = None
+        self.wall_offset = 0.0  # wall-clock seconds of earlier sessions of a resumed run
+        self.started = time.perf_counter()
+
+    def wall(self) -> float:
+        """Seconds of training so far, across resumes."""
+        return self.wall_offset + time.perf_counter() - self.started
+
+    def _on_training_start(self) -> None:
+        self.started = time.perf_counter()
+        if not self.csv_path.exists():
+            self.csv_path.write_text(EVAL_CSV_HEADER)
+        while self.next_eval <= self.num_timesteps:  # resumed run: the next evaluation still ahead
+            self.next_eval += self.every
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps >= self.next_eval:
+            while self.next_eval <= self.num_timesteps:
+                self.next_eval += self.every
+            self.run_evaluation()
+        return True
+
+    def run_evaluation(self) -> EvalResult:
+        """Evaluate now, log the result and append it to ``eval.csv``."""
+        sync_normalization(self.training_env, self.eval_env)
+        result = evaluate(self.model, self.eval_env, self.episodes)
+        self.best_mean_return = max(self.best_mean_return, result.mean_return)
+        self.last_mean_return = result.mean_return
+        self.logger.record("eval/mean_reward", result.mean_return)
+        self.logger.record("eval/mean_ep_length", float(np.mean(result.lengths)))
+        if result.success_rate is not None:
+            self.logger.record("eval/success_rate", result.success_rate)
+        self.logger.dump(self.num_timesteps)
+        success = "" if result.success_rate is None else repr(result.success_rate)
+        wall = self.wall()
+        with open(self.csv_path, "a") as f:
+            f.write(f"{self.num_timesteps},{result.mean_return!r},{result.std_return!r},{success},{wall:.3f}\n")
+        return result

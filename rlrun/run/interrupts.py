@@ -1,0 +1,148 @@
+"""Stopping a run on a signal (DESIGN.md, "Stopping a run: signals").
+
+The first SIGINT, SIGTERM or SIGUSR2 (SLURM's and submitit's warning before a time limit) asks for a
+stop at the next rollout/update boundary, the point where periodic snapshots are taken: the snapshot
+is written there and the run resumes bit-identically. A second signal stops at the next env step,
+after SB3's own bookkeeping of that step (a mid-rollout snapshot: correct, not bit-identical). A third
+raises ``KeyboardInterrupt`` at once, without a new snapshot. The handlers only set flags; the
+callbacks act between two env steps, where the envs and the model agree.
+
+Subprocess env workers ignore these signals (:func:`ignore_stop_signals`): a Ctrl-C or a cluster's
+SIGTERM reaches every process of the group, and the main process decides.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import gymnasium as gym
+from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGUSR2)
+
+
+@contextmanager
+def handling(handler: Callable[[int, FrameType | None], Any]) -> Iterator[None]:
+    """Handle the stop signals with ``handler`` inside the block, then put back the handlers in force
+    before it. Only the main thread may set handlers (Python's rule): elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, handler) for signum in SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+
+class RunInterrupted(Exception):
+    """The run stopped on a signal after writing a snapshot; ``exit_status`` follows the shell's 128 + N
+    (130 SIGINT, 143 SIGTERM, 140 SIGUSR2)."""
+
+    def __init__(self, signum: int, run_dir: str) -> None:
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+        self.signum = signum
+        self.run_dir = run_dir
+        self.exit_status = 128 + signum
+
+
+def ignore_stop_signals(make_env: Callable[..., gym.Env], **kwargs: Any) -> gym.Env:
+    """Env factory for subprocess workers: ignore the stop signals there, then make the env.
+
+    SubprocVecEnv calls the factory first thing in each worker, so the worker never dies of a Ctrl-C
+    sent to the whole process group; it ends when the main process closes the vec env.
+    """
+    for signum in SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+    return make_env(**kwargs)
+
+
+class InterruptCallback(BaseCallback):
+    """Turns the stop signals into a stop of ``learn()`` at the boundary, or at once on a second signal.
+
+    ``snapshot`` writes a snapshot at the current step (the run's :class:`~rlrun.run.snapshots.SnapshotCallback`);
+    after ``learn()`` returns, :attr:`stop_snapshot` is the snapshot written at the boundary, if any.
+    """
+
+    def __init__(self, snapshot: Callable[[], Path]) -> None:
+        super().__init__()
+        self.snapshot = snapshot
+        self.signals: list[int] = []
+        self.stop_snapshot: Path | None = None
+
+    @property
+    def received(self) -> int | None:
+        """The first stop signal received, if any."""
+        return self.signals[0] if self.signals else None
+
+    def installed(self) -> AbstractContextManager[None]:
+        """Handle the signals inside the block; the handlers in force before (a launcher's, submitit's)
+        are put back after it."""
+        return handling(self._handle)
+
+    def _handle(self, signum: int, _frame: FrameType | None) -> None:
+        self.signals.append(signum)
+        if len(self.signals) >= 3:
+            raise KeyboardInterrupt
+
+    def _on_rollout_start(self) -> None:
+        # The boundary: the previous update is done and nothing is half-collected (SnapshotCallback,
+        # called before this one, has already written a snapshot here if one was due).
+        if self.signals and self.stop_snapshot is None:
+            self.stop_snapshot = self.snapshot()
+
+    def _on_step(self) -> bool:
+        if self.stop_snapshot is not None:
+            return False
+        if len(self.signals) >= 2:
+            self._complete_step()
+            return False
+        return True
+
+    def _complete_step(self) -> None:
+        """Do what SB3 does after a step's callbacks, which it skips when one of them stops training, so
+        the snapshot taken after ``learn()`` has the transition stored and the per-step schedules advanced.
+
+        SB3 offers no hook to "finish this step, then stop"; this mirrors the lines after ``on_step`` in
+        ``collect_rollouts`` (SB3 2.x), using the algorithm's own methods.
+        """
+        model, loc = self.model, self.locals
+        model._update_info_buffer(loc["infos"], loc["dones"])
+        if not isinstance(model, OffPolicyAlgorithm):  # on-policy: the partial rollout is discarded
+            model._last_obs = loc["new_obs"]
+            model._last_episode_starts = loc["dones"]
+            return
+        assert model.replay_buffer is not None
+        model._store_transition(
+            model.replay_buffer, loc["buffer_actions"], loc["new_obs"], loc["rewards"], loc["dones"], loc["infos"]
+        )
+        model._update_current_progress_remaining(model.num_timesteps, model._total_timesteps)
+        model._on_step()  # DQN: exploration schedule and target-network updates
+        noise = loc["action_noise"]
+        for index, done in enumerate(loc["dones"]):
+            if done:
+                model._episode_num += 1
+                if noise is not None:
+                    noise.reset(**({"indices": [index]} if len(loc["dones"]) > 1 else {}))
+
+
+class StoppableCallbacks(CallbackList):
+    """The run's callbacks, with ``interrupts`` last; once a boundary stop has written its snapshot, the one
+    env step SB3 takes before it can stop belongs to no one (no evaluation, no record of it)."""
+
+    def __init__(self, callbacks: list[BaseCallback], interrupts: InterruptCallback) -> None:
+        super().__init__([*callbacks, interrupts])
+        self.interrupts = interrupts
+
+    def _on_step(self) -> bool:
+        if self.interrupts.stop_snapshot is not None:
+            return False
+        return super()._on_step()

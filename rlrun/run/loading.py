@@ -1,0 +1,127 @@
+"""A saved run, loaded for use: its model and an evaluation env built from the run's own ``config.yaml``
+(upgraded if an older rlrun wrote it), with its VecNormalize statistics. :func:`load_run` is the notebook
+API (``rlrun.load_run``); ``rlrun-eval`` (:mod:`rlrun.cli.eval`) is its command line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from omegaconf import DictConfig, OmegaConf
+from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.vec_env import VecEnv
+
+from rlrun.build import envs as build
+from rlrun.config.errors import UserError
+from rlrun.run import snapshots
+from rlrun.run.evaluation import EvalResult, evaluate
+from rlrun.run.train import configure_torch
+
+CHOICES = "final, latest, best or a step number"
+
+
+def _find_model(run_dir: Path, snapshot: str) -> tuple[Path, Path | None]:
+    """The model file and the VecNormalize statistics beside it for ``snapshot``."""
+    folder = run_dir / "snapshots"
+    if snapshot == "final" and (run_dir / "model.zip").exists():
+        return run_dir / "model.zip", run_dir / "vecnormalize.pkl"
+    if snapshot in ("final", "latest"):
+        chosen = snapshots.newest_complete(folder)
+    elif snapshot == "best":
+        chosen = snapshots.best(folder)
+    elif snapshot.isdigit():
+        chosen = folder / snapshots.snapshot_name(int(snapshot))
+        if not snapshots.is_complete(chosen):
+            steps = [
+                snapshots.manifest(s)["step"] for s in snapshots.list_snapshots(folder) if snapshots.is_complete(s)
+            ]
+            raise UserError(f"{run_dir} has no complete snapshot at step {snapshot}", f"choose one of: {steps}")
+    else:
+        raise UserError(f"--snapshot {snapshot} is not one of {CHOICES}", "e.g. --snapshot final")
+    if chosen is None:
+        raise UserError(
+            f"{run_dir} has no model to evaluate (no model.zip and no complete snapshot)",
+            "evaluate a run that finished or took a snapshot; train one with `python -m rlrun`",
+        )
+    return chosen / "model.zip", chosen / "vecnormalize.pkl"
+
+
+def _run_config(run_dir: Path) -> DictConfig:
+    if not (run_dir / "config.yaml").is_file():
+        raise UserError(f"{run_dir} is not a run folder (no config.yaml)", "give a folder under outputs/runs/")
+    cfg = OmegaConf.load(run_dir / "config.yaml")
+    assert isinstance(cfg, DictConfig)
+    return cfg
+
+
+def load_run(
+    run_dir: str | Path,
+    snapshot: str = "final",
+    render_mode: str | None = None,
+    seed: int | None = None,
+    n_envs: int = 1,
+) -> tuple[BaseAlgorithm, VecEnv]:
+    """The run's model (``final``, ``latest``, ``best`` or a step) and an eval env built from its config.
+
+    The env is ``n_envs`` copies with the run's wrappers and frozen VecNormalize statistics, copy i
+    seeded with the run's evaluation stream (or ``seed``) + i.
+    """
+    run_dir = Path(run_dir)
+    cfg = _run_config(run_dir)
+    configure_torch(cfg)
+    model_path, stats = _find_model(run_dir, str(snapshot))
+    normalizer = stats if stats is not None and stats.exists() else None
+    env = build.make_eval_env(cfg, render_mode, seed, normalizer, n_envs=n_envs)
+    return build.load_model(cfg, model_path, env), env
+
+
+def eval_copies(run_dir: Path) -> int:
+    """The run's ``eval.n_envs``; 1 for runs written before the key (they evaluated on one copy)."""
+    return int(OmegaConf.select(_run_config(run_dir), "eval.n_envs", default=1))
+
+
+def _writer(path: Path, fps: int) -> Any:
+    import imageio.v2 as imageio
+
+    if path.suffix.lower() not in (".gif", ".mp4"):
+        raise UserError(f"--video {path}: the file must end in .gif or .mp4", "e.g. --video episode.gif")
+    if path.suffix.lower() == ".mp4":
+        try:
+            import imageio_ffmpeg  # noqa: F401
+        except ImportError:
+            raise UserError("--video *.mp4 needs ffmpeg", "pip install imageio-ffmpeg, or write a .gif") from None
+        return imageio.get_writer(path, fps=fps)
+    return imageio.get_writer(path, mode="I", duration=1000 / fps, loop=0)
+
+
+def run_episodes(
+    model: BaseAlgorithm, env: VecEnv, episodes: int, render: str | None, video: Path | None
+) -> EvalResult:
+    """Evaluate, printing ANSI frames or writing ``rgb_array`` frames to ``video`` as it goes.
+
+    Frames come from the first copy: render and record on a one-copy env (``load_run``'s default).
+    """
+    if video is None and render != "ansi":
+        return evaluate(model, env, episodes)
+    base = env.unwrapped.envs[0]  # type: ignore[attr-defined]
+    writer = _writer(video, int(base.metadata.get("render_fps", 30))) if video else None
+    frames = 0
+
+    def show(locals_: dict[str, Any], _globals: dict[str, Any]) -> None:
+        nonlocal frames
+        if locals_["i"] != 0:
+            return
+        frame = base.render()
+        if writer is not None:
+            writer.append_data(np.asarray(frame))
+        else:
+            print(frame)
+        frames += 1
+
+    try:
+        return evaluate(model, env, episodes, on_step=show)
+    finally:
+        if writer is not None:
+            writer.close()

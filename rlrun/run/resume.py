@@ -1,0 +1,231 @@
+"""Exact resume: what SB3's ``save`` leaves out, captured at a snapshot and put back on resume.
+
+Captured: the RNG states (Python, numpy, torch, the model's action space), gSDE's sampled
+exploration noise, the envs themselves (in-process: the vec env with its buffers; subprocess: each
+worker's env, pickled in the worker and sent back), the NaN checker's step counter, VecNormalize's
+running returns, the logger's values recorded but not yet written, and the evaluation callback's state
+(best and latest score, training seconds). Action noise (its state included, e.g. Ornstein-Uhlenbeck's)
+is saved by ``model.save`` itself. Envs that cannot be pickled cannot be snapshotted at all.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.distributions import StateDependentNoiseDistribution
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper, VecMonitor
+
+from rlrun.build.nan import CheckNan
+from rlrun.config.errors import UserError
+from rlrun.envs.batched import BatchedVecEnv
+from rlrun.record.files import EVAL_CSV_HEADER
+from rlrun.record.liveness import pid_alive
+from rlrun.run.evaluation import PeriodicEvaluation
+from rlrun.run.snapshots import list_snapshots, newest_complete
+
+_SDE_NOISE = ("exploration_mat", "exploration_matrices")  # gSDE's sampled noise (not parameters)
+_MONITOR_STATE = ("episode_returns", "episode_lengths", "episode_count")  # VecMonitor's (native envs)
+
+
+def _vec_monitor(venv: VecEnv) -> VecMonitor | None:
+    while isinstance(venv, VecEnvWrapper):
+        if isinstance(venv, VecMonitor):
+            return venv
+        venv = venv.venv
+    return None
+
+
+def _vec_state(venv: VecEnv) -> dict[str, Any] | list[dict[str, Any]] | None:
+    """The envs themselves: a DummyVecEnv's attributes, or each subprocess worker's outermost env's."""
+    base = venv.unwrapped
+    if isinstance(base, DummyVecEnv):
+        return dict(base.__dict__)
+    if isinstance(base, BatchedVecEnv):  # env.vectorization=native: all copies' arrays and VecMonitor's counts
+        monitor = _vec_monitor(venv)
+        counts = None if monitor is None else {key: copy.copy(getattr(monitor, key)) for key in _MONITOR_STATE}
+        return {"batched": dict(base.__dict__), "monitor": counts}
+    if isinstance(base, SubprocVecEnv):  # pickled in the worker, sent back through its pipe
+        return base.env_method("__getstate__")
+    return None
+
+
+def _put_vec_state(venv: VecEnv, saved: dict[str, Any] | list[dict[str, Any]] | None) -> bool:
+    base = venv.unwrapped
+    if isinstance(base, BatchedVecEnv) and isinstance(saved, dict) and "batched" in saved:
+        base.__dict__.update(saved["batched"])
+        if (monitor := _vec_monitor(venv)) is not None and saved["monitor"] is not None:
+            monitor.__dict__.update(saved["monitor"])
+    elif isinstance(base, DummyVecEnv) and isinstance(saved, dict):
+        base.__dict__.update(saved)
+    elif isinstance(base, SubprocVecEnv) and isinstance(saved, list) and len(saved) == base.num_envs:
+        for index, env_state in enumerate(saved):
+            base.set_attr("__dict__", env_state, indices=[index])
+    else:
+        return False
+    return True
+
+
+def _nan_checker(venv: VecEnv) -> CheckNan | None:
+    while isinstance(venv, VecEnvWrapper):
+        if isinstance(venv, CheckNan):
+            return venv
+        venv = venv.venv
+    return None
+
+
+def _sde_noise(model: BaseAlgorithm) -> list[StateDependentNoiseDistribution]:
+    """gSDE's noise distributions (the policy's, or SAC's actor's): their sampled exploration matrices are
+    not parameters, so ``model.save`` leaves them out."""
+    holders = [model.policy, getattr(model.policy, "actor", None)]
+    found = [getattr(holder, "action_dist", None) for holder in holders]
+    return [dist for dist in found if isinstance(dist, StateDependentNoiseDistribution)]
+
+
+def capture(model: BaseAlgorithm, train_env: VecEnv, eval_env: VecEnv, evaluator: PeriodicEvaluation) -> dict[str, Any]:
+    """Everything beyond ``model.save`` that the continuation depends on."""
+    normalizer = model.get_vec_normalize_env()
+    logger = model.logger
+    checker = _nan_checker(train_env)
+    return {
+        "rng": {
+            "python": random.getstate(),
+            "numpy": np.random.get_state(),
+            "torch": torch.get_rng_state(),
+            "action_space": model.action_space.np_random.bit_generator.state,
+        },
+        "sde": [{name: getattr(dist, name, None) for name in _SDE_NOISE} for dist in _sde_noise(model)],
+        "train_env": _vec_state(train_env),
+        "eval_env": _vec_state(eval_env),
+        "check_nan_steps": None if checker is None else checker.steps,
+        "normalizer_returns": None if normalizer is None else normalizer.returns.copy(),
+        "logger": {
+            "name_to_value": dict(logger.name_to_value),
+            "name_to_count": dict(logger.name_to_count),
+            "name_to_excluded": dict(logger.name_to_excluded),
+        },
+        "evaluator": {
+            "best_mean_return": evaluator.best_mean_return,
+            "last_mean_return": evaluator.last_mean_return,  # the score of the snapshots to come
+            "wall_s": evaluator.wall(),
+        },
+    }
+
+
+def restore(
+    state: dict[str, Any], model: BaseAlgorithm, train_env: VecEnv, eval_env: VecEnv, evaluator: PeriodicEvaluation
+) -> bool:
+    """Put captured state back after the model was loaded; returns whether the resume is exact.
+
+    The torch RNG and gSDE's noise are put back again by :class:`RestoreAtFirstRollout`.
+    """
+    exact = all([_put_vec_state(train_env, state["train_env"]), _put_vec_state(eval_env, state["eval_env"])])
+    if (checker := _nan_checker(train_env)) is not None and state.get("check_nan_steps") is not None:
+        checker.steps = state["check_nan_steps"]
+    normalizer = model.get_vec_normalize_env()
+    if normalizer is not None and state["normalizer_returns"] is not None:
+        normalizer.returns = state["normalizer_returns"]
+    for name, values in state["logger"].items():
+        getattr(model.logger, name).update(values)
+    evaluator.best_mean_return = state["evaluator"]["best_mean_return"]
+    evaluator.last_mean_return = state["evaluator"].get("last_mean_return")
+    evaluator.wall_offset = state["evaluator"]["wall_s"]
+    rng = state["rng"]
+    random.setstate(rng["python"])
+    np.random.set_state(rng["numpy"])
+    torch.set_rng_state(rng["torch"])
+    model.action_space.np_random.bit_generator.state = rng["action_space"]
+    if not exact:
+        model._last_obs = None  # type: ignore[assignment]  # learn() resets the fresh envs
+    return exact
+
+
+class RestoreAtFirstRollout(BaseCallback):
+    """Puts the torch RNG and gSDE's exploration matrices back at the first rollout start of a resumed run.
+
+    SB3 samples new gSDE noise at the start of every rollout, just before the callbacks' ``on_rollout_start``
+    where snapshots are taken; undoing that first draw makes the continuation exact.
+    """
+
+    def __init__(self, state: dict[str, Any]) -> None:
+        super().__init__()
+        self.state: dict[str, Any] | None = state
+
+    def _on_rollout_start(self) -> None:
+        if self.state is None:
+            return
+        torch.set_rng_state(self.state["rng"]["torch"])
+        for dist, saved in zip(_sde_noise(self.model), self.state.get("sde", []), strict=False):
+            for name, value in saved.items():
+                if value is not None:
+                    setattr(dist, name, value)
+        self.state = None
+
+    def _on_step(self) -> bool:
+        return True
+
+
+def rewind_eval_csv(path: Path, step: int) -> None:
+    """Keep exactly the rows up to ``step`` (atomically), so nothing after the snapshot is duplicated."""
+    if not path.exists():
+        return
+    with open(path) as f:
+        rows = [row for row in csv.reader(f)][1:]
+    kept = [row for row in rows if row and int(row[0]) <= step]
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", newline="") as f:
+        f.write(EVAL_CSV_HEADER)
+        csv.writer(f, lineterminator="\n").writerows(kept)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def check_target(run_dir: Path, record: dict[str, Any] | None) -> Path | None:
+    """Validate ``resume=<run_dir>``; the snapshot to continue from (None: the run is completed)."""
+    import platform
+
+    if record is None:
+        raise UserError(
+            f"resume={run_dir}: not a run folder (no run.json)",
+            "give the folder of a run, e.g. resume=outputs/runs/gridworld-ppo/<stamp>",
+        )
+    if record.get("status") == "completed":
+        return None
+    pid, host = record.get("pid"), record.get("host")
+    alive = record.get("status") == "running" and host == platform.node() and pid and pid_alive(pid)
+    if alive and pid != os.getpid():
+        raise UserError(f"resume={run_dir}: the run is still going (pid {pid})", f"stop it first: kill {pid}")
+    snapshot = newest_complete(run_dir / "snapshots")
+    if snapshot is None:
+        found = len(list_snapshots(run_dir / "snapshots"))
+        what = f"all {found} snapshots are damaged" if found else "it has no snapshot yet"
+        raise UserError(
+            f"resume={run_dir}: cannot continue, {what}",
+            "start the run again (snapshots are taken every snapshot.every steps)",
+        )
+    return snapshot
+
+
+def load_target(run_dir: Path) -> tuple[dict[str, Any], Path | None]:
+    """Read ``run.json`` of ``resume=<run_dir>`` and check it: the record and the snapshot to continue from
+    (None: the run is completed). The one place both the command line and :func:`rlrun.run.train.resume` use."""
+    record_path = run_dir / "run.json"
+    try:
+        record = json.loads(record_path.read_text()) if record_path.is_file() else None
+    except ValueError as error:
+        raise UserError(
+            f"resume={run_dir}: its run.json cannot be read ({error})", "restore run.json or start a new run"
+        ) from None
+    snapshot = check_target(run_dir, record)
+    assert record is not None  # check_target refuses a folder without a record
+    return record, snapshot

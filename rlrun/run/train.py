@@ -1,0 +1,266 @@
+"""One training run, top to bottom: validate -> build envs -> build model -> learn -> evaluate -> save.
+
+:func:`train` starts a run and :func:`resume` continues one from its newest complete snapshot; both
+go through :func:`_run`. They are plain functions of the config, the run folder and the provenance
+Hydra knows (``meta``), so tests call them without Hydra's runtime.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+from omegaconf import DictConfig, OmegaConf
+from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import HParam, Logger, TensorBoardOutputFormat
+from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
+from stable_baselines3.common.utils import set_random_seed
+from stable_baselines3.common.vec_env import VecEnv
+from torch.utils.tensorboard import SummaryWriter
+
+from rlrun.build import envs as build
+from rlrun.checks import constructor as constructor_checks
+from rlrun.checks import rules as validate
+from rlrun.process import gc_pause
+from rlrun.record.run_record import RunRecord
+from rlrun.run import resume as exact_resume
+from rlrun.run import snapshots
+from rlrun.run.evaluation import PeriodicEvaluation, evaluate, sync_normalization
+from rlrun.run.heartbeat import KeepRecordCurrent
+from rlrun.run.interrupts import InterruptCallback, RunInterrupted, StoppableCallbacks
+
+log = logging.getLogger("rlrun")
+
+
+def preflight(cfg: DictConfig) -> str:
+    """The checks of every run, the rules ``rlrun-check`` applies (ranges, algorithm arguments, env/algorithm
+    fit, budgets, the model built once on throwaway envs); logs the warnings, returns the policy."""
+    validate.raise_if(validate.range_problems(cfg))
+    algo_cls = build.algo_class(cfg)
+    validate.raise_if(constructor_checks.algo_problems(cfg, algo_cls))
+    probe = build.make_env(cfg)
+    try:
+        fit = validate.fit_problems(cfg, probe, algo_cls, build.uses_her(cfg))
+        validate.raise_if(fit + validate.budget_problems(cfg, algo_cls))
+        policy = build.policy_for(cfg, probe.observation_space)
+    finally:
+        probe.close()
+    validate.raise_if(constructor_checks.construction_problems(cfg))
+    for problem, fix in validate.budget_warnings(cfg, algo_cls):
+        log.warning("warning: %s\n  fix: %s", problem, fix)
+    return policy
+
+
+def configure_torch(cfg: DictConfig) -> None:
+    """torch for this run: ``torch_threads`` threads, and distribution arguments checked only with
+    ``check_nan``. By default torch validates every distribution SB3 builds, at every step of every
+    rollout and evaluation: about 15% of PPO's time here, for a check that never changes a result (an
+    invalid distribution fails later anyway, without the early message)."""
+    torch.set_num_threads(cfg.torch_threads)
+    torch.distributions.Distribution.set_default_validate_args(bool(cfg.check_nan))
+
+
+def train(cfg: DictConfig, run_dir: str | Path, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Train the configured agent into ``run_dir``; return the final evaluation (run.json's ``final``)."""
+    run_dir, meta = Path(run_dir), meta or {}
+    validate.raise_if(validate.range_problems(cfg))  # torch_threads among them
+    configure_torch(cfg)
+    policy = preflight(cfg)
+    set_random_seed(cfg.seed)
+    record = RunRecord.start(run_dir, cfg, meta, policy)
+    return _run(cfg, run_dir, record, meta, snapshot=None)
+
+
+def resume(run_dir: str | Path, progress_bar: str = "auto", meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Continue the run in ``run_dir`` from its newest complete snapshot, with the run's own config."""
+    run_dir, meta = Path(run_dir), meta or {}
+    data, snapshot = exact_resume.load_target(run_dir)
+    if snapshot is None:
+        log.info("%s is already completed; nothing to do", run_dir)
+        return data["final"]
+    cfg = OmegaConf.load(run_dir / "config.yaml")  # the run's own record; never written back
+    assert isinstance(cfg, DictConfig)
+    cfg.progress_bar = progress_bar
+    configure_torch(cfg)
+    preflight(cfg)
+    step = snapshots.manifest(snapshot)["step"]
+    log.info("resuming %s from step %d", run_dir, step)
+    record = RunRecord.reopen(run_dir, data, step, meta)
+    return _run(cfg, run_dir, record, meta, snapshot)
+
+
+def _progress_bar(cfg: DictConfig, meta: dict[str, Any]) -> bool:
+    setting = str(cfg.progress_bar).lower()
+    if setting == "auto":
+        return sys.stderr.isatty() and not meta.get("multirun", False)
+    return setting == "true"
+
+
+def _run(
+    cfg: DictConfig, run_dir: Path, record: RunRecord, meta: dict[str, Any], snapshot: Path | None
+) -> dict[str, Any]:
+    gc_pause.resume()  # paused by the command line while the process started
+    envs: list[VecEnv] = []
+    so_far: list[Callable[[], dict[str, Any]]] = []  # run.json's steps and seconds so far, once there are any
+    try:
+        train_env = build.make_train_env(cfg, _statistics(snapshot))
+        envs.append(train_env)
+        eval_env = build.make_eval_env(cfg, n_envs=cfg.eval.get("n_envs", 1))  # 1: runs from before the key
+        envs.append(eval_env)
+        evaluator = PeriodicEvaluation(eval_env, cfg.eval.every, cfg.eval.episodes, run_dir / "eval.csv")
+        model, first = _model(cfg, run_dir, snapshot, train_env, eval_env, evaluator)
+        so_far.append(lambda: RunRecord.counts(model.num_timesteps, evaluator.wall()))
+        live = KeepRecordCurrent(record, evaluator.wall, cfg.eval.every)
+        snapshotter = snapshots.SnapshotCallback(
+            run_dir / "snapshots",
+            cfg.snapshot.every,
+            cfg.snapshot.keep,
+            cfg.snapshot.replay_buffer,
+            state=lambda: exact_resume.capture(model, train_env, eval_env, evaluator),
+            score=lambda: evaluator.last_mean_return,  # the latest periodic evaluation's mean return
+            written=live.save,
+            resumed_from=snapshot,
+        )
+        interrupts = InterruptCallback(snapshotter.snapshot)
+        with interrupts.installed():  # through the final evaluation: a signal then lets the run complete
+            model.learn(
+                cfg.total_timesteps - model.num_timesteps,
+                callback=StoppableCallbacks([*first, evaluator, live, snapshotter], interrupts),
+                reset_num_timesteps=snapshot is None,
+                progress_bar=_progress_bar(cfg, meta),
+            )
+            if interrupts.received is not None:
+                interrupts.stop_snapshot or snapshotter.snapshot()  # steps and seconds recorded as it is written
+                record.finish("interrupted")
+                raise RunInterrupted(interrupts.received, str(run_dir))
+            return _complete(cfg, run_dir, record, model, train_env, eval_env, so_far[0]())
+    except RunInterrupted:
+        raise
+    except KeyboardInterrupt:  # a third signal, or one outside training: resumable from the last snapshot
+        record.finish("interrupted", **(so_far[0]() if so_far else {}))
+        raise
+    except BaseException as error:
+        record.finish("failed", error=f"{type(error).__name__}: {error}", **(so_far[0]() if so_far else {}))
+        raise
+    finally:
+        for env in envs:
+            env.close()
+
+
+def _model(
+    cfg: DictConfig,
+    run_dir: Path,
+    snapshot: Path | None,
+    train_env: VecEnv,
+    eval_env: VecEnv,
+    evaluator: PeriodicEvaluation,
+) -> tuple[BaseAlgorithm, list[BaseCallback]]:
+    """A new model, or the snapshot's; with the callbacks a resumed run needs first."""
+    if snapshot is not None:
+        return _restore(cfg, run_dir, snapshot, train_env, eval_env, evaluator)
+    model = build.make_model(cfg, train_env)
+    model.set_logger(_tensorboard(run_dir / "tb"))
+    return model, []
+
+
+def _complete(
+    cfg: DictConfig,
+    run_dir: Path,
+    record: RunRecord,
+    model: BaseAlgorithm,
+    train_env: VecEnv,
+    eval_env: VecEnv,
+    counts: dict[str, Any],
+) -> dict[str, Any]:
+    """Training is over: the final evaluation (with the final VecNormalize statistics), the final model, and
+    run.json completed with ``counts`` (the steps and seconds of training)."""
+    record.progress(counts["timesteps"], counts["wall_s"])
+    sync_normalization(train_env, eval_env)  # the final statistics, not the last evaluation's
+    final = evaluate(model, eval_env, cfg.eval.final_episodes)
+    _save_final(model, run_dir)
+    _log_final(model.logger, cfg, final.summary(), model.num_timesteps)
+    record.finish("completed", **counts, final=final.summary())
+    return final.summary()
+
+
+def _statistics(snapshot: Path | None) -> Path | None:
+    """The snapshot's VecNormalize statistics, if it has any."""
+    stats = snapshot / "vecnormalize.pkl" if snapshot is not None else None
+    return stats if stats is not None and stats.exists() else None
+
+
+def _tensorboard(folder: Path, purge_step: int | None = None) -> Logger:
+    """SB3's logger writing TensorBoard events; with ``purge_step`` (a resumed run), TensorBoard drops the
+    events at and after that step written before the resume.
+
+    SB3's ``TensorBoardOutputFormat`` takes no ``purge_step``: a writer of torch's own, opened and closed
+    first, leaves the purge marker in an events file that sorts before the new writer's.
+    """
+    if purge_step is not None:
+        SummaryWriter(log_dir=str(folder), purge_step=purge_step).close()
+    return Logger(str(folder), [TensorBoardOutputFormat(str(folder))])
+
+
+def _restore(
+    cfg: DictConfig, run_dir: Path, snapshot: Path, train_env: VecEnv, eval_env: VecEnv, evaluator: PeriodicEvaluation
+) -> tuple[BaseAlgorithm, list[BaseCallback]]:
+    """Load the snapshot's model, buffer and state; rewind the logs to its step. Also returns the callback
+    that puts back, at the first rollout start, what SB3 draws anew there."""
+    model = build.load_model(cfg, snapshot / "model.zip", train_env)
+    step = model.num_timesteps
+    if isinstance(model, OffPolicyAlgorithm):
+        if (snapshot / snapshots.BUFFER).exists():
+            # the envs continue the unfinished episode, so HER must not truncate it
+            model.load_replay_buffer(snapshot / snapshots.BUFFER, truncate_last_traj=False)
+        else:
+            warnings.warn(f"{snapshot} holds no replay buffer; continuing with an empty one", stacklevel=2)
+    model.set_logger(_tensorboard(run_dir / "tb", purge_step=step + 1))
+    state = snapshots.load_state(snapshot)
+    if not exact_resume.restore(state, model, train_env, eval_env, evaluator):
+        log.warning("the envs could not be restored and were reset: the resumed run is correct but not bit-identical")
+    exact_resume.rewind_eval_csv(run_dir / "eval.csv", step)
+    return model, [exact_resume.RestoreAtFirstRollout(state)]
+
+
+def _save_final(model: Any, run_dir: Path) -> None:
+    """``model.zip`` (and ``vecnormalize.pkl``), each written under a temporary name and renamed."""
+    tmp = run_dir / ".model.tmp.zip"
+    model.save(tmp)
+    os.replace(tmp, run_dir / "model.zip")
+    if (normalizer := model.get_vec_normalize_env()) is not None:
+        normalizer.save(str(run_dir / ".vecnormalize.tmp.pkl"))
+        os.replace(run_dir / ".vecnormalize.tmp.pkl", run_dir / "vecnormalize.pkl")
+
+
+def _hparams(cfg: DictConfig) -> dict[str, Any]:
+    """The config flattened to dotted keys with values TensorBoard's HParams tab can show."""
+    flat: dict[str, Any] = {}
+
+    def walk(node: Any, prefix: str) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(value, f"{prefix}{key}.")
+        else:
+            flat[prefix[:-1]] = node if isinstance(node, (bool, int, float, str)) else str(node)
+
+    walk(OmegaConf.to_container(cfg, resolve=True), "")
+    return flat
+
+
+def _log_final(logger: Logger, cfg: DictConfig, final: dict[str, Any], step: int) -> None:
+    """Final scalars and the HParams summary, so TensorBoard's HParams tab compares runs."""
+    metrics = {"final/mean_return": final["mean_return"]}
+    if final["success_rate"] is not None:
+        metrics["final/success_rate"] = final["success_rate"]
+    for key, value in metrics.items():
+        logger.record(key, value)
+    logger.record("hparams", HParam(_hparams(cfg), metrics), exclude=("stdout", "log", "json", "csv"))
+    logger.dump(step)
+    logger.close()

@@ -1,0 +1,130 @@
+"""One job of a sweep, inside whichever process the launcher runs it in: it never raises.
+
+Hydra's basic sweeper, the Ray launcher's ``ray.get`` and submitit's ``results()`` all stop at the first
+job that raises, and ``SystemExit`` escapes Hydra's job wrapper; so a job records whatever happens
+(a user mistake, an exception, NaN, a signal) in its folder's ``run.json`` and log, and returns.
+
+The one exception: a job running in the sweep's own process (the basic launcher) that is stopped by a
+signal stops the sweep too (:class:`SweepStopped`), since the signal was the user's Ctrl-C or the
+scheduler's, meant for the whole sweep.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig
+
+from rlrun.config.errors import UserError
+
+log = logging.getLogger("rlrun")
+
+# Written into the sweep folder by the sweep's process when it is asked to stop: jobs not started yet
+# return at once (whatever process they run in), and the same command runs them later.
+STOP_FILE = ".stopping"
+_sweeper_pid: int | None = None
+
+
+class SweepStopped(BaseException):
+    """The sweep's own process was signalled: end the sweep (a BaseException, so no job wrapper catches it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+def mark_sweeper_process() -> None:
+    """Called by the sweeper: jobs run in this process (basic launcher) stop the sweep on a signal."""
+    global _sweeper_pid
+    _sweeper_pid = os.getpid()
+
+
+def _stop_sweep_if_here(signum: int) -> None:
+    if _sweeper_pid == os.getpid():
+        raise SweepStopped(signum)
+
+
+def stop_requested(sweep_dir: Path) -> bool:
+    """Whether the sweep was asked to stop (see :data:`STOP_FILE`)."""
+    return (sweep_dir / STOP_FILE).exists()
+
+
+def _hand_over_to_submitit(signum: int) -> None:
+    """Under submitit, SIGUSR2 is also its own pre-emption/time-limit warning. rlrun's handler took it during
+    training; now that the snapshot is written, pass it to submitit's handler (back in place after training),
+    which requeues the job (the requeued job resumes this folder) and exits, or raises when it would not
+    requeue: then the job just ends interrupted and the same sweep command continues it."""
+    handler = signal.getsignal(signal.SIGUSR2)
+    if signum != signal.SIGUSR2 or not callable(handler):
+        return
+    if not getattr(handler, "__module__", "").startswith("submitit."):
+        return
+    try:
+        handler(signum, None)
+    except Exception as error:  # submitit's UncompletedJobError: not requeued (SystemExit, a requeue, goes on)
+        log.warning("submitit does not requeue it (%s)", error)
+
+
+def _one_line(error: BaseException) -> str:
+    if isinstance(error, UserError):
+        fix = f" (fix: {error.fix})" if error.fix else ""
+        return f"UserError: {error.problem}{fix}".replace("\n", " ")
+    return f"{type(error).__name__}: {error}".replace("\n", " ")
+
+
+def _record_failure(cfg: DictConfig, run_dir: Path, meta: dict[str, Any], error: BaseException) -> None:
+    """Make sure ``run.json`` says ``failed`` (a run that failed before it started has none yet)."""
+    import json
+
+    from rlrun.record.run_record import RunRecord
+
+    try:
+        record_path = run_dir / "run.json"
+        if record_path.is_file():
+            data = json.loads(record_path.read_text())
+            if data.get("status") != "failed":
+                RunRecord(run_dir, data).finish("failed", error=_one_line(error))
+        else:
+            RunRecord.start(run_dir, cfg, meta, policy=None).finish("failed", error=_one_line(error))
+    except Exception:  # the record itself cannot be written: the log still says what happened
+        log.exception("could not record the failure in %s/run.json", run_dir)
+
+
+def run_job(cfg: DictConfig, run_dir: Path, sweep_dir: Path, meta: dict[str, Any]) -> float | None:
+    """Train the job (or resume it, when its folder holds a stopped run); its final mean return, or None."""
+    from rlrun.run import train as training
+    from rlrun.run.interrupts import RunInterrupted
+
+    try:
+        if stop_requested(sweep_dir):
+            log.warning("not started: the sweep is stopping; the same command runs it")
+            _stop_sweep_if_here(signal.SIGINT)
+            return None
+        if (run_dir / "run.json").is_file():  # the sweep decided to resume it
+            final = training.resume(run_dir, cfg.progress_bar, meta)
+        else:
+            final = training.train(cfg, run_dir, meta)
+    except SweepStopped:
+        raise
+    except UserError as error:
+        log.error("rlrun: error: %s", error)
+        _record_failure(cfg, run_dir, meta, error)
+        return None
+    except RunInterrupted as stop:
+        log.warning("%s; snapshot written, the same sweep command continues it", stop)
+        _hand_over_to_submitit(stop.signum)
+        _stop_sweep_if_here(stop.signum)
+        return None
+    except KeyboardInterrupt:
+        log.warning("interrupted; the same sweep command continues it")
+        _stop_sweep_if_here(signal.SIGINT)
+        return None
+    except BaseException as error:  # an exception, NaN with check_nan, SystemExit: recorded, never raised
+        log.error("run failed: %s", _one_line(error), exc_info=not isinstance(error, SystemExit))
+        _record_failure(cfg, run_dir, meta, error)
+        return None
+    return float(final["mean_return"])

@@ -1,0 +1,163 @@
+"""What a sweep does with each of its jobs, decided in the parent process before any job is launched.
+
+A job's folder is its identity. Running the same sweep command again:
+
+- no run in the folder: ``train``;
+- a ``completed`` run of the same config: ``skip`` (its files, ``.hydra/`` included, are never touched);
+- an ``interrupted`` run, or a ``running`` one whose process is gone, with a complete snapshot: ``resume``;
+- a ``failed`` run, or a stopped one without a snapshot: ``rerun`` from the start, the attempt kept under
+  ``<job>/attempts/<k>/``;
+- a run of another config, or one still going: ``refuse`` (that job alone, never overwritten).
+
+A ``running`` run on this host is alive while its pid is; on another host (a cluster node, whose
+pids cannot be checked from here) while its ``run.json`` was ``updated`` less than ``stale_after_s`` ago.
+"""
+
+from __future__ import annotations
+
+import datetime
+import platform
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlrun.config.errors import UserError
+from rlrun.record.files import read_json
+from rlrun.record.liveness import pid_alive
+
+TRAIN, RESUME, RERUN, SKIP, REFUSE = "train", "resume", "rerun", "skip", "refuse"
+LAUNCHED = (TRAIN, RESUME, RERUN)
+ATTEMPTS = "attempts"
+
+
+@dataclass
+class Job:
+    """One job of a sweep: its overrides, its folder and what this invocation does with it."""
+
+    overrides: list[str]  # the job's own overrides, as the sweeper generated them
+    folder: str  # relative to the sweep folder: <env>-<algo>/<other overrides>/seed-<k>
+    path: Path  # absolute
+    config_hash: str
+    action: str = TRAIN
+    reason: str | None = None  # why a job is refused
+    existed: bool = False  # whether the folder existed before this invocation
+    attempt: Path | None = None  # where a failed attempt was moved to
+    config: Any = None  # the job's composed config, as the job will see it
+
+
+def refuse_collisions(jobs: list[Job]) -> None:
+    """Two jobs that map to one folder: stop before any job starts."""
+    seen: dict[str, Job] = {}
+    for job in jobs:
+        other = seen.setdefault(job.folder, job)
+        if other is not job:
+            raise UserError(
+                f"two jobs of this sweep map to one folder, {job.folder}:\n"
+                f"    {' '.join(other.overrides)}\n    {' '.join(job.overrides)}\n"
+                "  folder names leave out the keys that do not change what is trained (progress_bar, eval.*, "
+                "snapshot.*, check_nan, ...), so such jobs would train the same thing",
+                "sweep only over keys that change training, or run the other values as a sweep of their own "
+                "(sweep=NAME)",
+            )
+
+
+def refuse_common_mistake(jobs: list[Job]) -> None:
+    """A mistake that every job of the sweep shares (a bad value, an env that cannot be made): stop before
+    any job starts. Checks one config after the other and stops at the first that passes; the jobs whose
+    config fails then record it as their own failure."""
+    from rlrun.run.train import preflight  # SB3 and torch
+
+    if not jobs or any(job.action not in LAUNCHED for job in jobs):
+        return
+    problems: dict[str, str] = {}
+    for job in jobs:
+        if job.config_hash in problems:
+            continue
+        try:
+            preflight(job.config)
+        except UserError as error:
+            problems[job.config_hash] = str(error)
+        else:
+            return
+    raise UserError("every job of this sweep fails its checks:\n" + "\n".join(dict.fromkeys(problems.values())))
+
+
+def _age_s(record: dict[str, Any], record_path: Path) -> float:
+    """Seconds since the run last rewrote its record (``updated``, else the file's own time)."""
+    try:
+        updated = datetime.datetime.strptime(record["updated"], "%Y-%m-%dT%H:%M:%S%z").timestamp()
+    except (KeyError, TypeError, ValueError):
+        updated = record_path.stat().st_mtime
+    return datetime.datetime.now().timestamp() - updated
+
+
+def still_running(record: dict[str, Any], record_path: Path, stale_after_s: float) -> bool:
+    """Whether a ``running`` record belongs to a live process."""
+    if record.get("host") == platform.node():
+        return bool(record.get("pid")) and pid_alive(int(record["pid"]))
+    return _age_s(record, record_path) < stale_after_s
+
+
+def _has_snapshot(path: Path) -> bool:
+    from rlrun.run.snapshots import newest_complete  # SB3 and torch: only when there is something to resume
+
+    return newest_complete(path / "snapshots") is not None
+
+
+def _running_reason(path: Path, record: dict[str, Any], record_path: Path, stale_after_s: float) -> str:
+    pid, host = record.get("pid"), record.get("host")
+    if host == platform.node():
+        return f"{path} is still running (pid {pid}): stop it first (kill {pid}) or let it finish"
+    return (
+        f"{path} is still running on {host} (its run.json was updated {_age_s(record, record_path):.0f} s ago); "
+        f"it counts as stopped once that is older than hydra.sweeper.stale_after_s={stale_after_s:g}"
+    )
+
+
+def decide(job: Job, stale_after_s: float) -> None:
+    """Set ``job.action`` (and ``job.reason`` for a refusal) from what its folder holds."""
+    job.existed = job.path.exists()
+    record_path = job.path / "run.json"
+    if not record_path.is_file():
+        job.action = TRAIN
+        return
+    record = read_json(record_path)
+    if record is None:
+        job.action, job.reason = REFUSE, f"{record_path} cannot be read; the folder is left as it is"
+    elif record.get("config_hash") != job.config_hash:
+        job.action = REFUSE
+        job.reason = (
+            f"{job.path} holds a run of another config (config_hash {str(record.get('config_hash'))[:12]}, "
+            f"this job's {job.config_hash[:12]}); it is never overwritten: use another sweep= name"
+        )
+    elif record.get("status") == "completed":
+        job.action = SKIP
+    elif record.get("status") == "running" and still_running(record, record_path, stale_after_s):
+        job.action, job.reason = REFUSE, _running_reason(job.path, record, record_path, stale_after_s)
+    elif record.get("status") in ("interrupted", "running") and _has_snapshot(job.path):
+        job.action = RESUME
+    else:
+        job.action = RERUN
+
+
+def keep_attempt(job: Job) -> Path:
+    """Move everything of a failed attempt (run.json, log, .hydra, snapshots, ...) to ``attempts/<k>/``."""
+    attempts = job.path / ATTEMPTS
+    numbers = [int(p.name) for p in attempts.iterdir() if p.name.isdigit()] if attempts.is_dir() else []
+    target = attempts / str(max(numbers, default=0) + 1)
+    target.mkdir(parents=True)
+    for entry in sorted(job.path.iterdir()):
+        if entry.name != ATTEMPTS:
+            shutil.move(str(entry), str(target / entry.name))
+    job.attempt = target
+    return target
+
+
+def remove_unstarted(job: Job) -> None:
+    """Remove the folder Hydra made for a job the stopped sweep never started (only when this
+    invocation created it and it holds nothing but Hydra's record and log)."""
+    if job.existed or not job.path.is_dir() or (job.path / "run.json").exists():
+        return
+    if all(p.name == ".hydra" or p.suffix == ".log" for p in job.path.iterdir()):
+        shutil.rmtree(job.path)

@@ -1,0 +1,172 @@
+"""``rlrun -m ...`` from the sweep's own process: plan every job, launch those to run, record the sweep.
+
+The sweeper (``hydra_plugins/rlrun_sweeper``) composes the jobs and calls :func:`run`, which
+
+1. decides for each job (:mod:`rlrun.sweep.plan`) and moves failed attempts to ``attempts/<k>/``;
+2. hands only the jobs to run to Hydra's launcher (basic, joblib, submitit, Ray), each with its folder
+   given explicitly, so every worker process agrees on it;
+3. prints one line as each job ends (:class:`rlrun.sweep.record.Watcher`, reading the job folders);
+4. in a ``finally``, whatever the launcher did, writes ``sweep.json``, the summary and the sweep's
+   tables, and returns DESIGN.md's exit status: 0 all completed or skipped; 1 any failed, interrupted
+   or refused; 128 + N when the sweep itself was stopped by signal N.
+
+The first SIGINT, SIGTERM or SIGUSR2 to this process stops the sweep gracefully: jobs running end at
+their next boundary with a snapshot (their own processes get the terminal's Ctrl-C too), jobs not
+started yet are left for the same command to run; a second one stops at once.
+"""
+
+from __future__ import annotations
+
+import importlib
+import signal
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, suppress
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from rlrun.process import gc_pause
+from rlrun.record.files import now
+from rlrun.run.interrupts import handling
+from rlrun.sweep import plan as sweep_plan
+from rlrun.sweep.job import STOP_FILE, SweepStopped, mark_sweeper_process
+from rlrun.sweep.plan import LAUNCHED, RERUN, RESUME, SKIP, TRAIN, Job
+from rlrun.sweep.record import Watcher, jobs_word, summary, sweep_json, write_sweep_json
+
+# launch(list of each job's overrides, index of the first job) -> Hydra's JobReturns (not used: the
+# job folders are the record)
+Launch = Callable[[list[list[str]], int], Sequence[Any]]
+
+
+class StopRequest:
+    """The first signal asks the sweep to stop (see the module's docstring); a second stops at once."""
+
+    def __init__(self, sweep_dir: Path) -> None:
+        self.marker = sweep_dir / STOP_FILE
+        self.signum: int | None = None
+
+    def installed(self) -> AbstractContextManager[None]:
+        """Handle the signals inside the block (the main thread's handlers before it are put back)."""
+        return handling(self._handle)
+
+    def _handle(self, signum: int, _frame: FrameType | None) -> None:
+        if self.signum is not None:
+            raise KeyboardInterrupt
+        self.signum = signum
+        self.marker.write_text(f"{signal.Signals(signum).name}\n")
+        print(
+            f"rlrun: {signal.Signals(signum).name}: stopping the sweep; running jobs end at their next "
+            "boundary with a snapshot, the same command continues. Again to stop at once.",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _quote(value: str) -> str:
+    """A value for Hydra's override grammar, whatever characters a path holds."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def launch_overrides(job: Job, sweep_dir: Path) -> list[str]:
+    """The job's overrides plus its folder, given explicitly so that every worker process agrees on it."""
+    return [*job.overrides, f"hydra.sweep.dir={_quote(str(sweep_dir))}", f"hydra.sweep.subdir={_quote(job.folder)}"]
+
+
+def _announce(sweep_dir: Path, jobs: list[Job]) -> None:
+    counts = {action: sum(job.action == action for job in jobs) for action in LAUNCHED}
+    words = [
+        f"{counts[TRAIN]} to run",
+        f"{counts[RESUME]} to resume",
+        f"{counts[RERUN]} to run again (the failed attempt kept in attempts/)",
+        f"{sum(job.action == SKIP for job in jobs)} completed before (skipped)",
+        f"{sum(job.action == sweep_plan.REFUSE for job in jobs)} refused",
+    ]
+    kept = [w for w in words if not w.startswith("0 ")]
+    print(f"sweep {sweep_dir}: {jobs_word(len(jobs))}: {', '.join(kept)}", flush=True)
+    for job in jobs:
+        if job.action == sweep_plan.REFUSE:
+            print(f"  refused: {job.folder}\n    {job.reason}", flush=True)
+
+
+def _write_tables(sweep_dir: Path) -> None:
+    """The sweep's tables (:mod:`rlrun.table.write`)."""
+    from rlrun.table.write import write_tables  # scipy and matplotlib: only when a sweep ends
+
+    try:
+        write_tables([sweep_dir], sweep_dir)
+    except Exception as error:  # no table (e.g. no completed run) does not change what the sweep did
+        print(f"rlrun: no table written: {error}", file=sys.stderr)
+        return
+    if (sweep_dir / "table.md").exists():
+        print(f"table: {sweep_dir / 'table.md'}")
+
+
+def _import_tables_meanwhile() -> None:
+    """While other processes run the jobs, this one imports what the tables need (scipy, matplotlib: about
+    a second), which would otherwise be paid after the last job."""
+    loader = threading.Thread(
+        target=importlib.import_module, args=("rlrun.table.write",), name="rlrun-tables", daemon=True
+    )
+    loader.start()
+
+
+def run(
+    jobs: list[Job],
+    launch: Launch,
+    sweep_dir: Path,
+    info: dict[str, Any],
+    batch_size: int | None,
+    jobs_elsewhere: bool = False,
+) -> int:
+    """Run the sweep's jobs (already decided); the sweep's exit status. ``jobs_elsewhere``: the launcher
+    runs them in other processes (every launcher but Hydra's basic one)."""
+    started = now()
+    gc_pause.resume()  # paused by the command line while the process started
+    mark_sweeper_process()
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    (sweep_dir / STOP_FILE).unlink(missing_ok=True)  # left by an earlier sweep that was killed
+    for job in jobs:
+        if job.action == RERUN:
+            sweep_plan.keep_attempt(job)
+    _announce(sweep_dir, jobs)
+    to_run = [job for job in jobs if job.action in LAUNCHED]
+    watcher, stop = Watcher(jobs), StopRequest(sweep_dir)
+    stopped: int | None = None
+    launcher_failed = False
+    watcher.start()
+    if jobs_elsewhere and to_run:
+        _import_tables_meanwhile()
+    try:
+        with stop.installed():
+            step = batch_size or max(len(to_run), 1)
+            for first in range(0, len(to_run), step):
+                if stop.signum is not None:
+                    break
+                launch([launch_overrides(job, sweep_dir) for job in to_run[first : first + step]], first)
+    except SweepStopped as signalled:
+        stopped = signalled.signum
+    except KeyboardInterrupt:
+        stopped = stop.signum or signal.SIGINT
+    except Exception as error:  # e.g. joblib's pool broken by a worker killed outright
+        launcher_failed = True
+        print(f"rlrun: the launcher stopped: {type(error).__name__}: {error}", file=sys.stderr, flush=True)
+    finally:
+        stopped = stopped or stop.signum
+        watcher.stop()
+        with suppress(OSError):
+            (sweep_dir / STOP_FILE).unlink(missing_ok=True)
+        outcomes = [watcher.outcome(job) for job in jobs]
+        for job, outcome in zip(jobs, outcomes, strict=True):
+            if outcome.status == "not_started":
+                sweep_plan.remove_unstarted(job)
+        data = sweep_json(sweep_dir, jobs, outcomes, info, started)
+        path = write_sweep_json(sweep_dir, data)
+        print(summary(sweep_dir, data, jobs), flush=True)
+        print(f"sweep record: {path}", flush=True)
+        _write_tables(sweep_dir)
+    if stopped is not None:
+        return 128 + int(stopped)
+    bad = {"failed", "interrupted", "refused", "not_started"}
+    return 1 if launcher_failed or any(outcome.status in bad for outcome in outcomes) else 0

@@ -1,0 +1,87 @@
+"""``hydra/sweeper=rlrun``: Hydra's basic sweeper with rlrun's decisions taken before any job is launched.
+
+Hydra writes a job's ``.hydra/`` and opens its log inside the job, before rlrun's code runs there, so
+whether a job is skipped, resumed, run again or refused is decided here, in the sweep's own process
+(:mod:`rlrun.sweep.runner`); the launcher (basic, joblib, submitit, Ray) only ever sees the jobs to run.
+"""
+
+import copy
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+# Hydra ships its basic sweeper (the cartesian product of the command line's values, max_batch_size,
+# params) only from this module; subclassing it keeps exactly its grammar and behaviour for the jobs.
+from hydra._internal.core_plugins.basic_launcher import BasicLauncher
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.types import HydraContext, TaskFunction
+from omegaconf import DictConfig, open_dict, read_write
+
+from hydra_plugins.rlrun_sweeper import config as _config  # noqa: F401  (stores hydra/sweeper=rlrun)
+from rlrun.sweep import warm_up
+
+if TYPE_CHECKING:
+    from rlrun.sweep.plan import Job
+
+
+class RlrunSweeper(BasicSweeper):
+    """Cartesian-product sweeps, as Hydra's basic sweeper, that skip, resume, re-run or refuse each job."""
+
+    def __init__(
+        self, max_batch_size: int | None = None, params: dict[str, str] | None = None, stale_after_s: float = 600.0
+    ) -> None:
+        super().__init__(max_batch_size=max_batch_size, params=params)
+        self.stale_after_s = stale_after_s
+
+    def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig) -> None:
+        # the sweep folder, absolute and fixed now: launchers and workers (which may start elsewhere) see this
+        with read_write(config), open_dict(config):
+            config.hydra.sweep.dir = str(Path(str(config.hydra.sweep.dir)).absolute())
+        super().setup(hydra_context=hydra_context, task_function=task_function, config=config)
+        warm_up.start(self.launcher)
+
+    def _job(self, overrides: list[str], sweep_dir: Path) -> "Job":
+        """Compose one job's config as its launcher will, and name its folder."""
+        from rlrun.config.keys import config_hash
+        from rlrun.config.resolvers import sweep_subdir
+        from rlrun.sweep.plan import Job  # noqa: F811  (here: importing rlrun imports this module)
+
+        assert self.hydra_context is not None and self.config is not None
+        cfg = self.hydra_context.config_loader.load_sweep_config(self.config, overrides)
+        choices = cfg.hydra.runtime.choices
+        folder = sweep_subdir(str(choices.get("env")), str(choices.get("algo")), overrides, cfg.seed)
+        task = copy.deepcopy(cfg)  # what the job sees: Hydra's run_job drops the hydra node
+        with read_write(task), open_dict(task):
+            del task["hydra"]
+        return Job(overrides, folder, sweep_dir / folder, config_hash(task), config=task)
+
+    def sweep(self, arguments: list[str]) -> None:
+        """Plan every job, launch those to run, record the sweep; exit with the sweep's status."""
+        from rlrun.config.errors import report_user_errors
+        from rlrun.record.provenance import command_line
+        from rlrun.sweep import runner as sweeping
+        from rlrun.sweep.plan import decide, refuse_collisions, refuse_common_mistake
+
+        assert self.config is not None and self.launcher is not None and self.hydra_context is not None
+        parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
+        overrides = parser.parse_overrides([*self._parse_config(), *arguments])
+        sweep_dir = Path(str(self.config.hydra.sweep.dir))
+        jobs = [self._job(list(job), sweep_dir) for batch in self.split_arguments(overrides, None) for job in batch]
+        with report_user_errors():
+            refuse_collisions(jobs)
+            for job in jobs:
+                decide(job, self.stale_after_s)
+            refuse_common_mistake(jobs)  # imports torch and builds a model, while joblib's fork server imports
+        info = {"command": command_line(), "launcher": self.config.hydra.runtime.choices.get("hydra/launcher")}
+        launcher = self.launcher
+        status = sweeping.run(
+            jobs,
+            lambda batch, first: launcher.launch(batch, initial_job_idx=first),
+            sweep_dir,
+            info,
+            self.max_batch_size,
+            jobs_elsewhere=not isinstance(launcher, BasicLauncher),
+        )
+        if status:
+            sys.exit(status)

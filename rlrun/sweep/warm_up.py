@@ -1,0 +1,58 @@
+"""joblib's workers forked from a process that has already imported what a job needs.
+
+A job's first seconds in a fresh process go to imports: torch, SB3 and Hydra, about 2.5 CPU-seconds on
+these machines (``torch._dynamo``, which torch's optimizers would add, is kept out by
+:mod:`rlrun.process.lazy_dynamo`, installed when ``rlrun.cli.main`` is imported). The basic
+launcher pays them once, in the sweep's own process; joblib's default workers (loky's, each a new
+interpreter) pay them once each, on the same cores the jobs need. So the joblib launcher's workers are
+started by a fork server (Python's ``forkserver`` start method, which loky supports) that imports these
+modules once, while the sweep's own process runs its checks, and then forks each worker with them
+loaded. The fork server is a single-threaded process of its own: no thread of the sweep's process is
+forked.
+"""
+
+from __future__ import annotations
+
+import atexit
+import multiprocessing
+import multiprocessing.forkserver
+import os
+import signal
+from contextlib import suppress
+from typing import Any
+
+# What a job imports: the task function's module, training with SB3 and torch, Hydra's job wrapper.
+JOB_MODULES = [
+    "rlrun.process.preload_begin",  # first: no garbage collections while the others are imported
+    "rlrun.cli.main",
+    "rlrun.sweep.job",
+    "rlrun.run.train",
+    "hydra_plugins.hydra_joblib_launcher._core",
+    "rlrun.process.preload_end",  # last: freezes what the others imported, collections back on
+    # (these two are not under hydra_plugins/, which Hydra imports whole when it scans for plugins)
+]
+
+
+def start(launcher: Any) -> None:
+    """Under Hydra's joblib launcher: start the fork server its workers will come from. Called as the sweep
+    starts, before its own process imports torch for the checks, so that both import side by side."""
+    try:
+        from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
+        from joblib.externals.loky.backend.context import set_start_method
+    except ImportError:
+        return
+    if not isinstance(launcher, JoblibLauncher):
+        return
+    multiprocessing.set_forkserver_preload(JOB_MODULES)
+    set_start_method("forkserver", force=True)
+    multiprocessing.forkserver.ensure_running()  # returns at once; the server imports in the background
+    atexit.register(_stop_fork_server)
+
+
+def _stop_fork_server() -> None:
+    """End the fork server with the sweep: on its own it notices the sweep is gone, then spends a second
+    tearing torch down while holding the sweep's output streams open (a pipe's reader waits for it)."""
+    pid = getattr(multiprocessing.forkserver._forkserver, "_forkserver_pid", None)  # noqa: SLF001
+    if pid:
+        with suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)  # it handles SIGINT only: SIGTERM ends it at once

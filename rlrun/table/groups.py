@@ -1,0 +1,137 @@
+"""Group runs that differ only by seed, name each group, and count the seeds planned for it.
+
+Runs group by ``config_hash``, or by the values of the ``--by`` keys; env, algo and ``total_timesteps`` are
+always part of a group's identity, so they are never averaged together. A group's name is ``<env>-<algo>``
+followed by the overrides that set it apart from the other groups of that env and algo (DESIGN.md, "Tables").
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rlrun.config.errors import UserError
+from rlrun.config.keys import override_key, training_overrides
+from rlrun.table.runs import MISSING, Group, Run
+
+log = logging.getLogger("rlrun.table")
+
+NAMED = ("env", "algo")  # already in every group's name
+
+
+def group_runs(runs: Sequence[Run], by: Sequence[str] | None = None) -> list[Group]:
+    """The groups of ``runs``, named, with their planned seeds, ordered by env, algo, then overrides."""
+    if by is not None:
+        _check_by(runs, by)
+    members: dict[tuple[Any, ...], list[Run]] = {}
+    for run in runs:
+        identity = (run.env, run.record["env_id"], run.algo, run.record["total_timesteps"])
+        rest = (run.record["config_hash"],) if by is None else tuple(_dump(run.value(key)) for key in by)
+        members.setdefault(identity + rest, []).append(run)
+    groups = []
+    for key, group_runs_ in members.items():
+        ordered = sorted(group_runs_, key=lambda run: (run.record["seed"], str(run.folder.resolve())))
+        group = Group(env=key[0], env_id=key[1], algo=key[2], total_timesteps=key[3], runs=ordered)
+        group.overrides = _by_overrides(ordered[0], by) if by is not None else _common_overrides(ordered)
+        groups.append(group)
+    _name(groups, keep_all=by is not None)
+    _count_planned(groups)
+    return sorted(groups, key=_order)
+
+
+def _check_by(runs: Sequence[Run], by: Sequence[str]) -> None:
+    for key in by:
+        if all(run.value(key) is MISSING for run in runs):
+            raise UserError(
+                f"--by {key}: no run's config.yaml has this key",
+                "give dotted keys of the resolved config, comma-separated, e.g. --by algo.n_steps,env.n_envs",
+            )
+
+
+def _dump(value: Any) -> str:
+    return "<absent>" if value is MISSING else json.dumps(value, sort_keys=True)
+
+
+def _override_value(value: Any) -> str:
+    """A config value as it would be written in an override: strings bare, the rest as JSON/YAML flow."""
+    if value is MISSING:
+        return "null"
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def _by_overrides(run: Run, by: Sequence[str]) -> list[str]:
+    return [f"{key}={_override_value(run.value(key))}" for key in by]
+
+
+def _common_overrides(runs: Sequence[Run]) -> list[str]:
+    """The training overrides every run of the group was given, in the first run's order."""
+    lists = [[o for o in training_overrides(run.record["overrides"]) if override_key(o) not in NAMED] for run in runs]
+    common = set(lists[0]).intersection(*lists[1:])
+    return [override for override in dict.fromkeys(lists[0]) if override in common]
+
+
+def _name(groups: list[Group], keep_all: bool) -> None:
+    """Keep the overrides that set a group apart from the others of its env and algo; make names unique."""
+    by_pair: dict[tuple[str, str], list[Group]] = {}
+    for group in groups:
+        by_pair.setdefault((group.env, group.algo), []).append(group)
+    for (env, algo), pair in by_pair.items():
+        shared = set() if keep_all else set.intersection(*(set(g.overrides) for g in pair))
+        budgets = {g.total_timesteps for g in pair}
+        for group in pair:
+            group.overrides = [o for o in group.overrides if keep_all or o not in shared]
+            if len(budgets) > 1 and not any(o.startswith("total_timesteps=") for o in group.overrides):
+                group.overrides.append(f"total_timesteps={group.total_timesteps}")
+            group.name = " ".join([f"{env}-{algo}", *group.overrides])
+    names: dict[str, list[Group]] = {}
+    for group in groups:
+        names.setdefault(group.name, []).append(group)
+    for same in names.values():
+        if len(same) > 1:  # e.g. the same overrides over two versions of a preset
+            for group in same:
+                group.overrides.append(f"config={group.runs[0].record['config_hash'][:8]}")
+                group.name = f"{group.name} config={group.runs[0].record['config_hash'][:8]}"
+
+
+def _sort_value(text: str) -> tuple[int, float, str]:
+    """Numbers in numeric order, then text; so ``n_steps=64`` comes before ``n_steps=128``."""
+    try:
+        return (0, float(text), "")
+    except ValueError:
+        return (1, 0.0, text)
+
+
+def _order(group: Group) -> tuple[Any, ...]:
+    overrides = [(o.split("=", 1)[0], _sort_value(o.split("=", 1)[-1])) for o in group.overrides]
+    return (group.env, group.algo, group.total_timesteps, overrides, group.name)
+
+
+def _sweep_jobs(run_dir: Path, cache: dict[Path, set[Path]]) -> set[Path]:
+    """The job folders listed in the ``sweep.json`` of the sweep holding ``run_dir`` (empty when none)."""
+    for folder in run_dir.resolve().parents:
+        if folder in cache:
+            return cache[folder]
+        path = folder / "sweep.json"
+        if path.is_file():
+            try:
+                jobs = {(folder / job["folder"]).resolve() for job in json.loads(path.read_text())["jobs"]}
+            except (OSError, ValueError, KeyError, TypeError) as error:
+                log.warning("ignoring %s: it cannot be read (%s); seeds planned count the runs found", path, error)
+                jobs = set()
+            cache[folder] = jobs
+            return jobs
+    return set()
+
+
+def _count_planned(groups: list[Group]) -> None:
+    """Seeds planned: the group's runs of any status, plus the jobs ``sweep.json`` lists beside them."""
+    cache: dict[Path, set[Path]] = {}
+    for group in groups:
+        folders = {run.folder.resolve() for run in group.runs}
+        parents = {folder.parent for folder in folders}
+        for run in group.runs:
+            folders |= {job for job in _sweep_jobs(run.folder, cache) if job.parent in parents}
+        group.planned = len(folders)

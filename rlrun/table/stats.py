@@ -1,0 +1,138 @@
+"""The statistics of a table, exactly as DESIGN.md's "Statistics in tables" defines them, computed by scipy.
+
+Scores of a group are its completed runs' final evaluations. IQM = ``scipy.stats.trim_mean(scores, 0.25)``;
+its 95% interval is ``scipy.stats.bootstrap`` (percentile method, 10,000 resamples, generator seeded 0), so
+the same scores always give the same bounds. With fewer than 2 scores there is no interval; when every score
+is the same the interval is that value (the bootstrap distribution is a single point).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from scipy import stats
+
+from rlrun.table.runs import Curve
+
+N_RESAMPLES = 10_000
+CONFIDENCE = 0.95
+SEED = 0
+SUCCESS_THRESHOLD = 0.9  # success rate an env that reports success must reach
+# Envs that declare no reward_threshold but have a level the field uses (RL Zoo's for Pendulum).
+RETURN_THRESHOLDS = {"Pendulum-v1": -200.0}
+
+Interval = tuple[float | None, float | None]
+
+
+def iqm(scores: Any, axis: int = -1) -> Any:
+    """Interquartile mean: the mean of the middle 50% (``scipy.stats.trim_mean(scores, 0.25)``)."""
+    return stats.trim_mean(scores, 0.25, axis=axis)
+
+
+def _bootstrap(samples: tuple[np.ndarray, ...], statistic: Any, **options: Any) -> Any:
+    result = stats.bootstrap(
+        samples,
+        statistic,
+        n_resamples=N_RESAMPLES,
+        confidence_level=CONFIDENCE,
+        method="percentile",
+        vectorized=True,
+        rng=np.random.default_rng(SEED),
+        **options,
+    )
+    return result.confidence_interval
+
+
+def iqm_interval(scores: Sequence[float] | np.ndarray) -> Interval:
+    """95% bootstrap interval of the IQM; ``(None, None)`` with fewer than 2 scores."""
+    values = np.asarray(scores, dtype=float)
+    if values.size < 2:
+        return None, None
+    if np.all(values == values[0]):
+        return float(values[0]), float(values[0])
+    interval = _bootstrap((values,), iqm)
+    return float(interval.low), float(interval.high)
+
+
+def summary(scores: Sequence[float]) -> dict[str, float | None]:
+    """mean, std (numpy's, ddof 0), iqm and its interval of a group's scores; all None without scores."""
+    if not scores:
+        return dict.fromkeys(("mean", "std", "iqm", "iqm_low", "iqm_high"))
+    values = np.asarray(scores, dtype=float)
+    low, high = iqm_interval(values)
+    return {
+        "mean": float(np.mean(values)),
+        "std": float(np.std(values)),
+        "iqm": float(iqm(values)),
+        "iqm_low": low,
+        "iqm_high": high,
+    }
+
+
+def _improvement(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+    """P(a run of A scores higher than a run of B), ties counting half, over all pairs."""
+    a = np.moveaxis(a, axis, -1)[..., :, None]
+    b = np.moveaxis(b, axis, -1)[..., None, :]
+    return np.mean(a > b, axis=(-2, -1)) + 0.5 * np.mean(a == b, axis=(-2, -1))
+
+
+def probability_of_improvement(a: Sequence[float], b: Sequence[float]) -> dict[str, float | None]:
+    """rliable's probability of improvement of A over B with its bootstrap interval over both samples."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    point = float(_improvement(x, y))
+    if x.size < 2 or y.size < 2:
+        return {"probability": point, "low": None, "high": None}
+    if np.all(x == x[0]) and np.all(y == y[0]):
+        return {"probability": point, "low": point, "high": point}
+    interval = _bootstrap((x, y), _improvement, paired=False, batch=1000)
+    return {"probability": point, "low": float(interval.low), "high": float(interval.high)}
+
+
+def _spec_threshold(env_id: str) -> float | None:
+    """The ``reward_threshold`` of the env's Gymnasium registration (rlrun's envs and ``module:id`` included)."""
+    module, _, name = env_id.rpartition(":")
+    try:
+        importlib.import_module(module or "envs")  # registers rlrun's own envs, or the user's module
+        threshold = gym.spec(name).reward_threshold
+    except (ImportError, gym.error.Error):
+        return None
+    return None if threshold is None else float(threshold)
+
+
+def threshold(env_id: str, reports_success: bool) -> dict[str, Any] | None:
+    """What a run must reach: success rate >= 0.9, or mean return >= the env's reward threshold; None if neither."""
+    if reports_success:
+        return {"metric": "success_rate", "value": SUCCESS_THRESHOLD}
+    value = RETURN_THRESHOLDS.get(env_id.rpartition(":")[2])
+    if value is None:
+        value = _spec_threshold(env_id)
+    return None if value is None else {"metric": "mean_return", "value": value}
+
+
+def steps_to_threshold(curve: Curve | None, target: dict[str, Any] | None) -> int | None:
+    """Env steps of the first evaluation that reached ``target``; None if none did."""
+    if curve is None or target is None:
+        return None
+    values = curve.success_rate if target["metric"] == "success_rate" else curve.mean_return
+    for steps, value in zip(curve.timesteps, values, strict=True):
+        if value is not None and value >= target["value"]:
+            return steps
+    return None
+
+
+def median(values: Sequence[float]) -> float | None:
+    """The median, or None without values."""
+    return float(np.median(values)) if len(values) else None
+
+
+def curve_band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """IQM over runs (axis 0) at each evaluation, with its 95% bootstrap band (None with fewer than 2 runs)."""
+    centre = iqm(values, axis=0)
+    if values.shape[0] < 2:
+        return centre, None, None
+    interval = _bootstrap((values,), iqm, axis=0)
+    return centre, np.asarray(interval.low), np.asarray(interval.high)

@@ -1,0 +1,138 @@
+"""A table from run and sweep folders: find the runs, group those that differ only by seed, compute each
+group's statistics and write ``table.md``, ``table.csv``, ``table.json`` and ``curves.png``. The same runs
+give the same bytes. ``rlrun-table`` (:mod:`rlrun.cli.table`), sweeps and tuning call :func:`write_tables`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rlrun.config.errors import UserError
+from rlrun.record.files import write_text
+from rlrun.table.files import COLUMNS, provenance, render_csv, render_json, render_markdown
+from rlrun.table.groups import group_runs
+from rlrun.table.plots import plot_curves
+from rlrun.table.runs import Group, Run, find_runs
+from rlrun.table.stats import median, probability_of_improvement, steps_to_threshold, summary, threshold
+
+METRICS = ("return", "success")
+FILES = ("table.md", "table.csv", "table.json", "curves.png")
+
+
+def _integral(value: float | None) -> float | int | None:
+    return int(value) if value is not None and float(value).is_integer() else value
+
+
+def _run_entry(run: Run, target: dict[str, Any] | None, out: Path) -> dict[str, Any]:
+    return {
+        "folder": Path(os.path.relpath(run.folder.resolve(), out.resolve())).as_posix(),
+        "seed": run.record["seed"],
+        "status": run.record["status"],
+        "return": run.score("return"),
+        "success": run.score("success"),
+        "steps_to_threshold": steps_to_threshold(run.curve, target) if run.completed else None,
+        "wall_s": run.record.get("wall_s") if run.completed else None,
+        "fps": run.record.get("fps") if run.completed else None,
+    }
+
+
+def _describe(group: Group, out: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The group's CSV row and its table.json entry (the row's inputs: threshold, runs, overrides)."""
+    done = group.completed
+    successes = [s for run in done if (s := run.score("success")) is not None]
+    reports_success = bool(successes) and len(successes) == len(done)
+    target = threshold(group.env_id, reports_success) if done else None
+    runs = [_run_entry(run, target, out) for run in group.runs]
+    reached = [run["steps_to_threshold"] for run in runs if run["steps_to_threshold"] is not None]
+    returns = summary([run["return"] for run in runs if run["return"] is not None])
+    success = summary(successes if reports_success else [])
+    row = {
+        "group": group.name,
+        "env": group.env,
+        "algo": group.algo,
+        "seeds_completed": len(done),
+        "seeds_planned": group.planned,
+        **{f"return_{key}": value for key, value in returns.items()},
+        **{f"success_{key}": value for key, value in success.items() if key != "std"},
+        "steps_to_threshold": _integral(median(reached)),
+        "reached": len(reached) if target is not None else None,
+        "wall_s": median([run["wall_s"] for run in runs if run["wall_s"] is not None]),
+        "fps": median([run["fps"] for run in runs if run["fps"] is not None]),
+    }
+    assert tuple(row) == COLUMNS
+    entry = {
+        "group": group.name,
+        "env_id": group.env_id,
+        "total_timesteps": group.total_timesteps,
+        "overrides": group.overrides,
+        "config_hashes": sorted({run.record["config_hash"] for run in group.runs}),
+        "threshold": target,
+        "success_std": success["std"],
+        "runs": runs,
+    }
+    return row, entry
+
+
+def _compare(groups: Sequence[Group], names: tuple[str, str], metric: str) -> dict[str, Any]:
+    by_name = {group.name: group for group in groups}
+    samples = []
+    for name in names:
+        if name not in by_name:
+            listed = "\n    ".join(sorted(by_name))
+            raise UserError(f"--compare: no group named {name!r}; the groups are:\n    {listed}", "quote group names")
+        scores = [s for run in by_name[name].completed if (s := run.score(metric)) is not None]
+        if not scores:
+            raise UserError(
+                f"--compare: group {name!r} has no completed run with a final {metric}",
+                "compare groups with completed runs, or use --metric return for envs that report no success",
+            )
+        samples.append(scores)
+    return {"a": names[0], "b": names[1], "metric": metric, **probability_of_improvement(*samples)}
+
+
+def group_names(folders: Sequence[Path], by: Sequence[str] | None = None) -> list[str]:
+    """The names of the groups a table of ``folders`` would have, in table order (what ``compare=`` takes)."""
+    return [group.name for group in group_runs(find_runs([Path(f) for f in folders]), list(by) if by else None)]
+
+
+def write_tables(
+    folders: Sequence[Path],
+    out: Path,
+    *,
+    by: Sequence[str] | None = None,
+    metric: str = "return",
+    compare: tuple[str, str] | None = None,
+) -> Path:
+    """Write ``table.md``, ``table.csv``, ``table.json`` and ``curves.png`` for the runs under ``folders``.
+
+    Returns the path of ``table.md``. Raises :class:`~rlrun.config.errors.UserError` for a folder without runs,
+    an unknown ``--by`` key or ``--compare`` group, or an unknown metric.
+    """
+    if metric not in METRICS:
+        raise UserError(f"metric {metric!r} is not one of {', '.join(METRICS)}", "use return or success")
+    folders = [Path(folder) for folder in folders]
+    out = Path(out)
+    runs = find_runs(folders)
+    if not runs:
+        raise UserError(
+            f"no readable runs under {', '.join(map(str, folders))}", "see the warnings above for each run left out"
+        )
+    groups = group_runs(runs, list(by) if by else None)
+    described = [_describe(group, out) for group in groups]
+    document: dict[str, Any] = {
+        "metric": metric,
+        "by": list(by) if by else None,
+        "rows": [row for row, _ in described],
+        "groups": [entry for _, entry in described],
+        "compare": _compare(groups, compare, metric) if compare is not None else None,
+        "provenance": provenance(runs),
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    write_text(out / "table.csv", render_csv(document["rows"]))
+    write_text(out / "table.json", render_json(document))
+    write_text(out / "table.md", render_markdown(document))
+    plot_curves(groups, out / "curves.png", metric)
+    return out / "table.md"
