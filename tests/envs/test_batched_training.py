@@ -98,7 +98,7 @@ def test_a_native_run_resumed_from_its_snapshot_is_bit_identical(
 ) -> None:
     from rlrun.run.train import resume
     from tests.rlrun.kill_during_snapshot import config
-    from tests.rlrun.test_resume import Crash, crash_at, eval_rows
+    from tests.rlrun.run.test_resume import Crash, crash_at, eval_rows
 
     overrides, steps = ["env=gridworld", "algo=ppo", "env.n_envs=4", "env.vectorization=native"], 512
     with monkeypatch.context() as patch:

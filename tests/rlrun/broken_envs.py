@@ -1,4 +1,4 @@
-"""Deliberately broken envs for tests/rlrun/test_check.py, each with one bug that `rlrun-check` must find.
+"""Deliberately broken envs for tests/rlrun/cli/test_check.py, each with one bug that `rlrun-check` must find.
 
 They register on import under the test-only namespace ``broken``; the module form makes them as a user would::
 

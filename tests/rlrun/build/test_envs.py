@@ -134,7 +134,7 @@ def test_what_an_env_or_wrapper_rejects_is_a_user_error(overrides: list[str], me
 
 def test_an_env_that_fails_with_no_arguments_names_the_error() -> None:
     with pytest.raises(UserError, match=r"failed while being made: RuntimeError: the simulator is broken"):
-        build.make_env(compose_config("env=gym", "env.id=tests.rlrun.test_build:rlrun-test/Broken-v0"))
+        build.make_env(compose_config("env=gym", "env.id=tests.rlrun.build.test_envs:rlrun-test/Broken-v0"))
 
 
 class Broken(gym.Env):

@@ -13,7 +13,7 @@ from tests.rlrun.helpers import compose_config
 
 CONF = Path(build.__file__).resolve().parent / "conf"
 if not CONF.is_dir():  # editable install: conf/ sits at the top of the repository
-    CONF = Path(__file__).resolve().parents[2] / "conf"
+    CONF = Path(__file__).resolve().parents[3] / "conf"
 
 
 def options(group: str) -> list[str]:

@@ -19,7 +19,7 @@ from rlrun.cli import check
 from rlrun.config.errors import UserError
 from tests.rlrun.helpers import PAIRS, compose_config
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 BUNDLED = ["gridworld", "pointenv", "pointgoal", "roomtoy", "cartpole", "pendulum"]
 BROKEN = "env.id=tests.rlrun.broken_envs:broken/{}-v0"  # module form: gym.make imports the module
 

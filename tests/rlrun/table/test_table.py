@@ -372,7 +372,7 @@ def test_real_two_seed_sweep_matches_its_run_files(tiny_config: Callable[..., Di
 
 
 def test_benchmark_config_runs_every_preset_over_ten_seeds_with_joblib() -> None:
-    conf = Path(__file__).resolve().parents[2] / "conf"
+    conf = Path(__file__).resolve().parents[3] / "conf"
     pairs = sorted(p.stem for p in (conf / "benchmark/pair").glob("*.yaml"))
     assert pairs == sorted(p.stem for p in (conf / "tuned").glob("*.yaml"))
     with initialize_config_module("rlrun.conf", version_base="1.3"):

@@ -1,7 +1,7 @@
 """The tuned presets reach their targets on the native batched envs too (``env.vectorization=native``).
 
-Same presets, thresholds and seeds as tests/rlrun/test_presets.py, for every preset whose env has a native
-version (``pytest -m slow tests/rlrun/test_presets_native.py``). On PointEnv, GridWorld and PointGoal the
+Same presets, thresholds and seeds as tests/rlrun/run/test_presets.py, for every preset whose env has a native
+version (``pytest -m slow tests/rlrun/run/test_presets_native.py``). On PointEnv, GridWorld and PointGoal the
 batched envs reproduce the gym envs step for step, so these runs train the very models the gym runs train;
 RoomToy's move noise is drawn differently, so its runs are new samples of the same task.
 """
@@ -15,7 +15,7 @@ from rlrun.envs.batched import NATIVE
 
 from rlrun.run.train import train
 from tests.rlrun.helpers import compose_config
-from tests.rlrun.test_presets import PRESETS, SEEDS, TARGETS, split
+from tests.rlrun.run.test_presets import PRESETS, SEEDS, TARGETS, split
 
 NATIVE_PRESETS = [p for p in PRESETS if compose_config(f"env={split(p)[0]}").env.id in NATIVE]
 CASES = [(preset, seed) for preset in NATIVE_PRESETS for seed in SEEDS]

@@ -1,6 +1,6 @@
 """The tuned presets (conf/tuned/<env>_<algo>.yaml) reach their targets for every one of seeds 0-4.
 
-The learning checks are slow (``pytest -m slow tests/rlrun/test_presets.py``): each preset trains its full budget
+The learning checks are slow (``pytest -m slow tests/rlrun/run/test_presets.py``): each preset trains its full budget
 once per seed. The check that every preset has a target, and every target a preset, runs in the fast suite, so a
 new preset cannot go unchecked.
 """
@@ -55,7 +55,7 @@ def test_preset_names_a_real_pair_and_states_what_it_reaches(preset: str) -> Non
     assert any(line.startswith("# Reaches: ") for line in lines[1:4])
 
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[3] / "README.md"
 WORDS = {"success_rate": "success rate", "mean_return": "mean return"}
 
 

@@ -27,7 +27,7 @@ from rlrun.config.errors import UserError
 from rlrun.tune import space as tune_space
 from tests.rlrun.helpers import compose_config
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 # A few hundred steps of PPO with a tiny net: two evaluations (256, 512), two final episodes.
 TINY = [
     "total_timesteps=512",

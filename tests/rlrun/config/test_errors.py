@@ -3,7 +3,7 @@
 Exit status 2 for what rlrun detects; Hydra's own status (1) for its composition errors (a misspelt
 wrapper included, which rlrun answers itself with the list and the closest name). The other Hydra
 composition errors (unknown algo, misspelt keys, wrong types) are covered in-process by
-tests/rlrun/test_config.py; the misspelt key on the command line by test_main.py. A run that fails
+tests/rlrun/config/test_configs.py; the misspelt key on the command line by test_main.py. A run that fails
 while training exits 1 with its run.json saying so.
 """
 
@@ -80,7 +80,7 @@ if not torch.cuda.is_available():
     CASES.append(("cuda-without-gpu", ["device=cuda"], RLRUN, "device=cuda but torch finds no CUDA GPU here"))
 
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 BROKEN = "env.id=tests.rlrun.broken_envs:broken/{}-v0"  # module form: gym.make imports the module
 TINY = ["algo=ppo", "~tuned", "algo.n_steps=32", "algo.batch_size=32", "algo.policy_kwargs={net_arch:[16]}"]
 TINY += ["total_timesteps=128", "eval.every=64", "eval.episodes=1", "eval.final_episodes=1", "snapshot.every=64"]

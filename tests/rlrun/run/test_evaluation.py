@@ -18,7 +18,7 @@ from rlrun.build import envs as build
 from rlrun.run.evaluation import evaluate
 from rlrun.run.train import train
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[3] / "README.md"
 
 
 def _model(cfg: DictConfig, n_envs: int) -> tuple[PPO, object]:

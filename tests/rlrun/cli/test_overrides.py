@@ -1,7 +1,7 @@
 """Checks of the command line before Hydra runs (rlrun/cli/overrides.py): wrapper names and output folders.
 
 In-process: the command-line runs of both (exit statuses, messages, nothing created) are in
-tests/rlrun/test_errors.py and tests/rlrun/test_check.py.
+tests/rlrun/config/test_errors.py and tests/rlrun/cli/test_check.py.
 """
 
 from __future__ import annotations

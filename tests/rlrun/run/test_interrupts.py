@@ -23,7 +23,7 @@ from rlrun.run import snapshots
 from rlrun.run.train import train
 from tests.rlrun.helpers import compose_config
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 TINY = [
     "~tuned",
     "algo.policy_kwargs={net_arch:[16]}",

@@ -22,7 +22,7 @@ from rlrun.run import interrupts, snapshots
 from rlrun.run.train import resume, train
 from tests.rlrun.kill_during_snapshot import STEPS, config
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 NOISE = "algo.action_noise={_target_:stable_baselines3.common.noise.NormalActionNoise,mean:[0,0],sigma:[0.1,0.1]}"
 
 

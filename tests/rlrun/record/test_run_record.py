@@ -15,7 +15,7 @@ from rlrun.run import heartbeat
 from rlrun.run.evaluation import EvalResult, PeriodicEvaluation
 from rlrun.run.train import resume, train
 from tests.rlrun.kill_during_snapshot import config
-from tests.rlrun.test_resume import Crash, crash_at
+from tests.rlrun.run.test_resume import Crash, crash_at
 
 PPO_RUN = ["env=gridworld", "algo=ppo"]
 STEPS = 512  # evaluations every 64 steps, snapshots every 128; 8 env copies

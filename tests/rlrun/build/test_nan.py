@@ -13,7 +13,7 @@ import pytest
 from rlrun.build.nan import NonFiniteValue
 from rlrun.run.train import resume, train
 from tests.rlrun.helpers import compose_config, shrink
-from tests.rlrun.test_resume import Crash, crash_at
+from tests.rlrun.run.test_resume import Crash, crash_at
 
 
 class NaNAfter(gym.Env[np.ndarray, int]):
