@@ -28,7 +28,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv,
 import rlrun.envs  # noqa: F401  (registers rlrun/* ids, also in subprocess workers that unpickle this module)
 from rlrun.build import batched as native
 from rlrun.config.errors import UserError
-from rlrun.run.interrupts import ignore_stop_signals
+from rlrun.process.signals import ignore_stop_signals
 from rlrun.build.nan import CheckNan
 
 Wrapper = Callable[[gym.Env], gym.Env]

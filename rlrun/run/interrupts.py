@@ -7,40 +7,22 @@ after SB3's own bookkeeping of that step (a mid-rollout snapshot: correct, not b
 raises ``KeyboardInterrupt`` at once, without a new snapshot. The handlers only set flags; the
 callbacks act between two env steps, where the envs and the model agree.
 
-Subprocess env workers ignore these signals (:func:`ignore_stop_signals`): a Ctrl-C or a cluster's
+Subprocess env workers ignore these signals (:func:`rlrun.process.signals.ignore_stop_signals`): a Ctrl-C or a cluster's
 SIGTERM reaches every process of the group, and the main process decides.
 """
 
 from __future__ import annotations
 
 import signal
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
-import gymnasium as gym
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGUSR2)
-
-
-@contextmanager
-def handling(handler: Callable[[int, FrameType | None], Any]) -> Iterator[None]:
-    """Handle the stop signals with ``handler`` inside the block, then put back the handlers in force
-    before it. Only the main thread may set handlers (Python's rule): elsewhere this does nothing."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {signum: signal.signal(signum, handler) for signum in SIGNALS}
-    try:
-        yield
-    finally:
-        for signum, old in previous.items():
-            signal.signal(signum, old)
+from rlrun.process.signals import handling
 
 
 class RunInterrupted(Exception):
@@ -52,17 +34,6 @@ class RunInterrupted(Exception):
         self.signum = signum
         self.run_dir = run_dir
         self.exit_status = 128 + signum
-
-
-def ignore_stop_signals(make_env: Callable[..., gym.Env], **kwargs: Any) -> gym.Env:
-    """Env factory for subprocess workers: ignore the stop signals there, then make the env.
-
-    SubprocVecEnv calls the factory first thing in each worker, so the worker never dies of a Ctrl-C
-    sent to the whole process group; it ends when the main process closes the vec env.
-    """
-    for signum in SIGNALS:
-        signal.signal(signum, signal.SIG_IGN)
-    return make_env(**kwargs)
 
 
 class InterruptCallback(BaseCallback):

@@ -28,8 +28,8 @@ from types import FrameType
 from typing import Any
 
 from rlrun.process import gc_pause
+from rlrun.process.signals import handling
 from rlrun.record.files import now
-from rlrun.run.interrupts import handling
 from rlrun.sweep import plan as sweep_plan
 from rlrun.sweep.job import STOP_FILE, SweepStopped, mark_sweeper_process
 from rlrun.sweep.plan import LAUNCHED, RERUN, RESUME, SKIP, TRAIN, Job
