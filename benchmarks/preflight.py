@@ -1,4 +1,4 @@
-"""How long the checks at the start of every run take (rlrun.run.train.preflight), next to what they guard.
+"""How long the checks at the start of every run take (rlrun.checks.preflight.preflight), next to what they guard.
 
 For each env/algo pair: the median time of ``preflight(cfg)`` (ranges, algorithm arguments, env and
 algorithm fit, one probe env) and, measured alternately in the same process, of building the training
@@ -16,7 +16,7 @@ import time
 from hydra import compose, initialize_config_module
 
 from rlrun.build import envs as build
-from rlrun.run.train import preflight
+from rlrun.checks.preflight import preflight
 
 PAIRS = [
     ("gridworld", "ppo"),

@@ -1,10 +1,10 @@
 """An algorithm's arguments: the names and types its SB3 constructor takes, and what it raises when built.
 
 Two of the rules checked before training (the others are in :mod:`rlrun.checks.rules`), applied the same
-way by training (``rlrun.run.train.preflight``) and by ``rlrun-check``: :func:`algo_problems` reads the
-constructor's signature (no env needed), and :func:`construction_problems` builds the model once on
-throwaway env copies, so whatever SB3 rejects (an assertion, a ValueError, a bad ``policy_kwargs``)
-is reported before a run folder is written.
+way by training (:mod:`rlrun.checks.preflight`) and by ``rlrun-check``: :func:`algo_problems` reads the
+constructor's signature (no env needed), and :func:`rejection` turns whatever SB3 raises while building the
+model (an assertion, a ValueError, a bad ``policy_kwargs``) into a problem naming the keys, so it is reported
+before a run folder is written. :func:`construction_problems` builds a throwaway model for ``rlrun-check``.
 """
 
 from __future__ import annotations
@@ -103,11 +103,16 @@ def construction_problems(cfg: DictConfig) -> list[Problem]:
             warnings.simplefilter("ignore")  # budget_warnings says what SB3 would warn about here
             build.make_model(cfg, venv)
     except Exception as error:
-        cause = error.__cause__ if isinstance(error, InstantiationException) and error.__cause__ else error
-        return [_rejected(cfg, build.algo_class(cfg).__name__, f"{type(cause).__name__}: {cause}")]
+        return [rejection(cfg, error)]
     finally:
         venv.close()
     return []
+
+
+def rejection(cfg: DictConfig, error: Exception) -> Problem:
+    """What the algorithm raised while being built, as a problem naming the ``algo.*`` keys it mentions."""
+    cause = error.__cause__ if isinstance(error, InstantiationException) and error.__cause__ else error
+    return _rejected(cfg, build.algo_class(cfg).__name__, f"{type(cause).__name__}: {cause}")
 
 
 def _rejected(cfg: DictConfig, name: str, reason: str) -> Problem:

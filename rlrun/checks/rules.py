@@ -1,4 +1,4 @@
-"""The rules checked before any heavy work, by training (``rlrun.run.train.preflight``) and ``rlrun-check`` alike.
+"""The rules checked before any heavy work, by training (:mod:`rlrun.checks.preflight`) and ``rlrun-check`` alike.
 
 Value ranges, algorithm arguments, whether env and algorithm fit, budgets, and whether the algorithm
 accepts its arguments when built. The schema (:mod:`rlrun.config.schema`) has already checked types while
@@ -10,6 +10,8 @@ All of it runs in well under 0.2 s.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import gymnasium as gym
 import torch
@@ -19,8 +21,8 @@ from stable_baselines3 import A2C, DDPG, DQN, PPO, SAC, TD3
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
+from stable_baselines3.common.vec_env import VecEnv
 
-from rlrun.build import batched as native
 from rlrun.config.errors import Problem, UserError
 
 _ANY_ACTION = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
@@ -146,9 +148,43 @@ def is_goal_env(env: gym.Env) -> bool:
     )
 
 
-def space_problems(env: gym.Env, algo_cls: type[BaseAlgorithm], uses_her: bool) -> list[Problem]:
-    """Whether ``algo_cls`` can act in ``env``'s action space and, with HER, whether ``env`` is a goal env."""
-    env_id, name = env.spec.id if env.spec is not None else type(env.unwrapped).__name__, algo_cls.__name__
+@dataclass(frozen=True)
+class EnvFacts:
+    """What the fit rules need to know of an env, read from one gym env (``rlrun-check``, listings) or from
+    the training VecEnv itself, so that a run checks the envs it trains on instead of building another."""
+
+    id: str
+    observation_space: spaces.Space
+    action_space: spaces.Space
+    max_episode_steps: int | None
+    goal_env: bool
+
+    @classmethod
+    def of(cls, env: gym.Env | VecEnv | EnvFacts) -> EnvFacts:
+        """The facts of a gym env or of a VecEnv (its first copy's registration)."""
+        if isinstance(env, EnvFacts):
+            return env
+        if isinstance(env, VecEnv):
+            spec = env.get_attr("spec", [0])[0]
+            goal = isinstance(env.observation_space, spaces.Dict) and set(env.observation_space.spaces) >= GOAL_KEYS
+            goal = goal and env.has_attr("compute_reward")
+            name = spec.id if spec is not None else type(env.unwrapped).__name__
+        else:
+            spec, goal, name = env.spec, is_goal_env(env), type(env.unwrapped).__name__
+        return cls(
+            id=spec.id if spec is not None else name,
+            observation_space=env.observation_space,
+            action_space=env.action_space,
+            max_episode_steps=spec.max_episode_steps if spec is not None else None,
+            goal_env=goal,
+        )
+
+
+def space_problems(env: Any, algo_cls: type[BaseAlgorithm], uses_her: bool) -> list[Problem]:
+    """Whether ``algo_cls`` can act in ``env``'s action space and, with HER, whether ``env`` is a goal env
+    (``env``: a gym env, a VecEnv or their :class:`EnvFacts`)."""
+    env = EnvFacts.of(env)
+    env_id, name = env.id, algo_cls.__name__
     allowed = next((v for cls, v in ACTION_SPACES.items() if issubclass(algo_cls, cls)), None)
     problems: list[Problem] = []
     if allowed is not None and not isinstance(env.action_space, allowed):
@@ -160,7 +196,7 @@ def space_problems(env: gym.Env, algo_cls: type[BaseAlgorithm], uses_her: bool) 
                 f"use one of algo={', algo='.join(fits)}",
             )
         )
-    if uses_her and not is_goal_env(env):
+    if uses_her and not env.goal_env:
         problems.append(
             (
                 f"HER needs a goal env (a Dict observation with {', '.join(sorted(GOAL_KEYS))} and a "
@@ -171,16 +207,18 @@ def space_problems(env: gym.Env, algo_cls: type[BaseAlgorithm], uses_her: bool) 
     return problems
 
 
-def algo_fits(env: gym.Env, algo_cls: type[BaseAlgorithm], uses_her: bool) -> bool:
+def algo_fits(env: Any, algo_cls: type[BaseAlgorithm], uses_her: bool) -> bool:
     """:func:`space_problems` as a yes/no answer, for listings such as ``rlrun-envs``."""
     return not space_problems(env, algo_cls, uses_her)
 
 
-def fit_problems(cfg: DictConfig, env: gym.Env, algo_cls: type[BaseAlgorithm], uses_her: bool) -> list[Problem]:
-    """Whether the algorithm fits the env's spaces after the wrappers (actions, goals, policy, HER's start)."""
+def fit_problems(cfg: DictConfig, env: Any, algo_cls: type[BaseAlgorithm], uses_her: bool) -> list[Problem]:
+    """Whether the algorithm fits the env's spaces after the wrappers (actions, goals, policy, HER's start);
+    ``env``: a gym env, the training VecEnv or their :class:`EnvFacts`."""
+    env = EnvFacts.of(env)
     env_id = cfg.env.id
-    problems = space_problems(env, algo_cls, uses_her) + native.problems(cfg)  # env.vectorization=native
-    limit = env.spec.max_episode_steps if env.spec is not None else None
+    problems = space_problems(env, algo_cls, uses_her)
+    limit = env.max_episode_steps
     learning_starts = cfg.algo.get("learning_starts")
     if uses_her and limit is not None and learning_starts is not None and learning_starts <= limit:
         problems.append(

@@ -23,6 +23,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
+from rlrun.build import batched
 from rlrun.build import envs as build
 from rlrun.checks import batched as native_checks
 from rlrun.checks import constructor as constructor_checks
@@ -32,6 +33,7 @@ from rlrun.checks.env import CHECKERS, FAIL, PASS, SKIP, Result
 from rlrun.cli import overrides as override_checks
 from rlrun.config import store
 from rlrun.config.errors import Problem, UserError, report_user_errors
+from rlrun.config.keys import override_key
 from rlrun.process import lazy_dynamo
 
 # Hydra reads rlrun's configs here, and a sweep's workers import this module to run its jobs
@@ -59,7 +61,7 @@ def algo_checks(cfg: DictConfig, env: gym.Env) -> list[Result]:
     """
     algo_cls = build.algo_class(cfg)
     name = algo_cls.__name__
-    fit = validate.fit_problems(cfg, env, algo_cls, build.uses_her(cfg))
+    fit = validate.fit_problems(cfg, env, algo_cls, build.uses_her(cfg)) + batched.problems(cfg)
     arguments = constructor_checks.algo_problems(cfg, algo_cls)
     if not arguments and not fit:  # SB3 would also reject a pair that does not fit: reported once, above
         arguments = constructor_checks.construction_problems(cfg)
@@ -152,7 +154,7 @@ def _print_state(env: gym.Env, cfg: DictConfig, head: str, obs: Any) -> None:
 
 def algo_given(overrides: list[str]) -> bool:
     """Whether the command line chose or changed the algorithm (``algo=...``, ``algo.<key>=...``)."""
-    keys = [override.lstrip("+~").split("=")[0] for override in overrides]
+    keys = [override_key(override) for override in overrides]
     return any(key == "algo" or key.startswith("algo.") for key in keys)
 
 

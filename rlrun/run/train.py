@@ -26,8 +26,8 @@ from stable_baselines3.common.vec_env import VecEnv
 from torch.utils.tensorboard import SummaryWriter
 
 from rlrun.build import envs as build
-from rlrun.checks import constructor as constructor_checks
-from rlrun.checks import rules as validate
+from rlrun.checks import preflight
+from rlrun.checks.rules import EnvFacts
 from rlrun.process import gc_pause
 from rlrun.record.run_record import RunRecord
 from rlrun.run import resume as exact_resume
@@ -37,25 +37,6 @@ from rlrun.run.heartbeat import KeepRecordCurrent
 from rlrun.run.interrupts import InterruptCallback, RunInterrupted, StoppableCallbacks
 
 log = logging.getLogger("rlrun")
-
-
-def preflight(cfg: DictConfig) -> str:
-    """The checks of every run, the rules ``rlrun-check`` applies (ranges, algorithm arguments, env/algorithm
-    fit, budgets, the model built once on throwaway envs); logs the warnings, returns the policy."""
-    validate.raise_if(validate.range_problems(cfg))
-    algo_cls = build.algo_class(cfg)
-    validate.raise_if(constructor_checks.algo_problems(cfg, algo_cls))
-    probe = build.make_env(cfg)
-    try:
-        fit = validate.fit_problems(cfg, probe, algo_cls, build.uses_her(cfg))
-        validate.raise_if(fit + validate.budget_problems(cfg, algo_cls))
-        policy = build.policy_for(cfg, probe.observation_space)
-    finally:
-        probe.close()
-    validate.raise_if(constructor_checks.construction_problems(cfg))
-    for problem, fix in validate.budget_warnings(cfg, algo_cls):
-        log.warning("warning: %s\n  fix: %s", problem, fix)
-    return policy
 
 
 def configure_torch(cfg: DictConfig) -> None:
@@ -68,14 +49,25 @@ def configure_torch(cfg: DictConfig) -> None:
 
 
 def train(cfg: DictConfig, run_dir: str | Path, meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Train the configured agent into ``run_dir``; return the final evaluation (run.json's ``final``)."""
+    """Train the configured agent into ``run_dir``; return the final evaluation (run.json's ``final``).
+
+    The config is checked first; then the envs and the model are built once, each checked as it is built,
+    and the run's record starts only once all of that passed.
+    """
     run_dir, meta = Path(run_dir), meta or {}
-    validate.raise_if(validate.range_problems(cfg))  # torch_threads among them
+    algo_cls = preflight.config_checks(cfg)  # ranges first: torch_threads among them
     configure_torch(cfg)
-    policy = preflight(cfg)
     set_random_seed(cfg.seed)
-    record = RunRecord.start(run_dir, cfg, meta, policy)
-    return _run(cfg, run_dir, record, meta, snapshot=None)
+    train_env, eval_env = _envs(cfg, statistics=None)
+    try:
+        policy = preflight.fit_checks(cfg, EnvFacts.of(train_env), algo_cls)
+        model = preflight.built_model(cfg, lambda: build.make_model(cfg, train_env))
+        record = RunRecord.start(run_dir, cfg, meta, policy)
+    except BaseException:
+        _close(train_env, eval_env)
+        raise
+    model.set_logger(_tensorboard(run_dir / "tb"))
+    return _run(cfg, run_dir, record, meta, train_env, eval_env, lambda evaluator: (model, []), snapshot=None)
 
 
 def resume(run_dir: str | Path, progress_bar: str = "auto", meta: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -88,12 +80,37 @@ def resume(run_dir: str | Path, progress_bar: str = "auto", meta: dict[str, Any]
     cfg = OmegaConf.load(run_dir / "config.yaml")  # the run's own record; never written back
     assert isinstance(cfg, DictConfig)
     cfg.progress_bar = progress_bar
+    algo_cls = preflight.config_checks(cfg)
     configure_torch(cfg)
-    preflight(cfg)
     step = snapshots.manifest(snapshot)["step"]
-    log.info("resuming %s from step %d", run_dir, step)
-    record = RunRecord.reopen(run_dir, data, step, meta)
-    return _run(cfg, run_dir, record, meta, snapshot)
+    train_env, eval_env = _envs(cfg, _statistics(snapshot))
+    try:
+        preflight.fit_checks(cfg, EnvFacts.of(train_env), algo_cls)
+        log.info("resuming %s from step %d", run_dir, step)
+        record = RunRecord.reopen(run_dir, data, step, meta)
+    except BaseException:
+        _close(train_env, eval_env)
+        raise
+
+    def restored(evaluator: PeriodicEvaluation) -> tuple[BaseAlgorithm, list[BaseCallback]]:
+        return _restore(cfg, run_dir, snapshot, train_env, eval_env, evaluator)
+
+    return _run(cfg, run_dir, record, meta, train_env, eval_env, restored, snapshot)
+
+
+def _envs(cfg: DictConfig, statistics: Path | None) -> tuple[VecEnv, VecEnv]:
+    """The training envs (continuing from saved VecNormalize ``statistics``, if any) and the evaluation copies."""
+    train_env = build.make_train_env(cfg, statistics)
+    try:
+        return train_env, build.make_eval_env(cfg, n_envs=cfg.eval.get("n_envs", 1))  # 1: runs from before the key
+    except BaseException:
+        train_env.close()
+        raise
+
+
+def _close(*envs: VecEnv) -> None:
+    for env in envs:
+        env.close()
 
 
 def _progress_bar(cfg: DictConfig, meta: dict[str, Any]) -> bool:
@@ -104,18 +121,22 @@ def _progress_bar(cfg: DictConfig, meta: dict[str, Any]) -> bool:
 
 
 def _run(
-    cfg: DictConfig, run_dir: Path, record: RunRecord, meta: dict[str, Any], snapshot: Path | None
+    cfg: DictConfig,
+    run_dir: Path,
+    record: RunRecord,
+    meta: dict[str, Any],
+    train_env: VecEnv,
+    eval_env: VecEnv,
+    model_for: Callable[[PeriodicEvaluation], tuple[BaseAlgorithm, list[BaseCallback]]],
+    snapshot: Path | None,
 ) -> dict[str, Any]:
+    """Learn with the built envs and the model ``model_for`` gives (with the callbacks it needs first), then
+    complete the run; a failure or a stop is recorded in run.json. The envs are closed at the end."""
     gc_pause.resume()  # paused by the command line while the process started
-    envs: list[VecEnv] = []
     so_far: list[Callable[[], dict[str, Any]]] = []  # run.json's steps and seconds so far, once there are any
     try:
-        train_env = build.make_train_env(cfg, _statistics(snapshot))
-        envs.append(train_env)
-        eval_env = build.make_eval_env(cfg, n_envs=cfg.eval.get("n_envs", 1))  # 1: runs from before the key
-        envs.append(eval_env)
         evaluator = PeriodicEvaluation(eval_env, cfg.eval.every, cfg.eval.episodes, run_dir / "eval.csv")
-        model, first = _model(cfg, run_dir, snapshot, train_env, eval_env, evaluator)
+        model, first = model_for(evaluator)
         so_far.append(lambda: RunRecord.counts(model.num_timesteps, evaluator.wall()))
         live = KeepRecordCurrent(record, evaluator.wall, cfg.eval.every)
         snapshotter = snapshots.SnapshotCallback(
@@ -150,24 +171,7 @@ def _run(
         record.finish("failed", error=f"{type(error).__name__}: {error}", **(so_far[0]() if so_far else {}))
         raise
     finally:
-        for env in envs:
-            env.close()
-
-
-def _model(
-    cfg: DictConfig,
-    run_dir: Path,
-    snapshot: Path | None,
-    train_env: VecEnv,
-    eval_env: VecEnv,
-    evaluator: PeriodicEvaluation,
-) -> tuple[BaseAlgorithm, list[BaseCallback]]:
-    """A new model, or the snapshot's; with the callbacks a resumed run needs first."""
-    if snapshot is not None:
-        return _restore(cfg, run_dir, snapshot, train_env, eval_env, evaluator)
-    model = build.make_model(cfg, train_env)
-    model.set_logger(_tensorboard(run_dir / "tb"))
-    return model, []
+        _close(train_env, eval_env)
 
 
 def _complete(

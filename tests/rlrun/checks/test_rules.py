@@ -14,9 +14,9 @@ from rlrun.build import envs as build
 from rlrun.checks import constructor as constructor_checks
 from rlrun.checks import env as env_checks
 from rlrun.checks import rules as validate
+from rlrun.checks.preflight import preflight
 from rlrun.cli import check
 from rlrun.config.errors import UserError
-from rlrun.run.train import preflight
 from tests.rlrun.helpers import compose_config
 
 

@@ -147,3 +147,56 @@ def test_distribution_checks_are_off_unless_check_nan_and_change_nothing_trained
     (checked, checked_rows), (unchecked, unchecked_rows) = run(True), run(False)
     assert checked_rows == unchecked_rows and checked_rows
     assert all(torch.equal(checked[k], unchecked[k]) for k in checked)
+
+
+class BuildCounter:
+    """Counts what a run builds: env copies (``gym.make`` calls, through rlrun's builder) and models."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.envs = self.models = self.loads = 0
+        gym_make, make_model, load_model = build._gym_make, build.make_model, build.load_model
+
+        def counted_gym_make(*args: object, **kwargs: object) -> object:
+            self.envs += 1
+            return gym_make(*args, **kwargs)
+
+        def counted_make_model(*args: object, **kwargs: object) -> object:
+            self.models += 1
+            return make_model(*args, **kwargs)
+
+        def counted_load_model(*args: object, **kwargs: object) -> object:
+            self.loads += 1
+            return load_model(*args, **kwargs)
+
+        monkeypatch.setattr(build, "_gym_make", counted_gym_make)
+        monkeypatch.setattr(build, "make_model", counted_make_model)
+        monkeypatch.setattr(build, "load_model", counted_load_model)
+
+
+@pytest.mark.parametrize(
+    ("env", "algo", "copies"), [("gridworld", "ppo", 3), ("pointgoal", "her", 1)], ids=["ppo", "her"]
+)
+def test_a_run_builds_its_envs_and_model_once(
+    tiny_config: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: str, algo: str, copies: int
+) -> None:
+    cfg = tiny_config(f"env={env}", f"algo={algo}", f"env.n_envs={copies}", "eval.n_envs=2")
+    counter = BuildCounter(monkeypatch)
+    train(cfg, tmp_path / "run", {"env": env, "algo": algo})
+    # the training copies and the evaluation copies, each made once; no probe env, no throwaway model
+    assert (counter.envs, counter.models) == (copies + 2, 1)
+
+
+def test_a_resume_builds_its_envs_once_and_loads_the_snapshot_model(
+    tiny_config: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rlrun.run.train import resume
+    from tests.rlrun.run.test_resume import Crash, crash_at
+
+    cfg = tiny_config("env=gridworld", "algo=ppo", "env.n_envs=2", "eval.n_envs=2")
+    with monkeypatch.context() as patch:
+        crash_at(patch, cfg.total_timesteps - 8)
+        with pytest.raises(Crash):
+            train(cfg, tmp_path / "run", {"env": "gridworld", "algo": "ppo"})
+    counter = BuildCounter(monkeypatch)
+    resume(tmp_path / "run", "false")
+    assert (counter.envs, counter.models, counter.loads) == (2 + 2, 0, 1)

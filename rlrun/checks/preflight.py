@@ -1,0 +1,66 @@
+"""The checks of every run, in the order of the data's flow, each done once.
+
+A run checks its config first (:func:`config_checks`: ranges, algorithm arguments, batched envs, budgets; no env
+is built), then the envs and model it will train with as they are built (:func:`fit_checks`, :func:`built_model`).
+Where no training follows in the same process (the sweep's parent checking what all its jobs share,
+``rlrun-tune`` before its first trial), :func:`preflight` applies all of them to a throwaway env and model.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+from omegaconf import DictConfig
+from stable_baselines3.common.base_class import BaseAlgorithm
+
+from rlrun.build import batched
+from rlrun.build import envs as build
+from rlrun.checks import constructor, rules
+from rlrun.checks.rules import EnvFacts, raise_if
+
+log = logging.getLogger("rlrun")
+
+Model = TypeVar("Model", bound=BaseAlgorithm)
+
+
+def config_checks(cfg: DictConfig) -> type[BaseAlgorithm]:
+    """What the config alone decides: ranges, the algorithm's argument names and types, whether the envs can be
+    batched, budgets. Logs the budget warnings; returns the algorithm's class."""
+    raise_if(rules.range_problems(cfg))
+    algo_cls = build.algo_class(cfg)
+    raise_if(constructor.algo_problems(cfg, algo_cls))
+    raise_if(batched.problems(cfg) + rules.budget_problems(cfg, algo_cls))
+    for problem, fix in rules.budget_warnings(cfg, algo_cls):
+        log.warning("warning: %s\n  fix: %s", problem, fix)
+    return algo_cls
+
+
+def fit_checks(cfg: DictConfig, env: EnvFacts, algo_cls: type[BaseAlgorithm]) -> str:
+    """Whether the algorithm fits the envs (after the wrappers); returns the policy for their observations."""
+    raise_if(rules.fit_problems(cfg, env, algo_cls, build.uses_her(cfg)))
+    return build.policy_for(cfg, env.observation_space)
+
+
+def built_model(cfg: DictConfig, make: Callable[[], Model]) -> Model:
+    """``make()``'s model; what the algorithm raises while being built is one user error naming the ``algo.*``
+    keys its message mentions."""
+    try:
+        return make()
+    except Exception as error:
+        raise_if([constructor.rejection(cfg, error)])
+        raise  # pragma: no cover  (raise_if raised)
+
+
+def preflight(cfg: DictConfig) -> str:
+    """Every check of a run, on a throwaway env and model, for a process that does not train next (a sweep's
+    parent, ``rlrun-tune``); returns the policy."""
+    algo_cls = config_checks(cfg)
+    probe = build.make_env(cfg)
+    try:
+        policy = fit_checks(cfg, EnvFacts.of(probe), algo_cls)
+    finally:
+        probe.close()
+    raise_if(constructor.construction_problems(cfg))  # a throwaway model on in-process copies
+    return policy
