@@ -27,9 +27,10 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv,
 
 import rlrun.envs  # noqa: F401  (registers rlrun/* ids, also in subprocess workers that unpickle this module)
 from rlrun.build import batched as native
-from rlrun.config.errors import UserError
-from rlrun.process.signals import ignore_stop_signals
 from rlrun.build.nan import CheckNan
+from rlrun.config.errors import UserError
+from rlrun.config.upgrade import load_pickle
+from rlrun.process.signals import ignore_stop_signals
 
 Wrapper = Callable[[gym.Env], gym.Env]
 
@@ -149,8 +150,11 @@ def _normalized(cfg: DictConfig, venv: VecEnv, normalizer: Path | None, training
     For evaluation (``training=False``) the statistics are frozen and rewards are left raw.
     """
     norm = cfg.env.normalize
-    if normalizer is not None:
-        venv = VecNormalize.load(str(normalizer), venv)
+    if normalizer is not None:  # VecNormalize.load, reading the pickles of older runs too
+        saved = load_pickle(normalizer)
+        assert isinstance(saved, VecNormalize), f"{normalizer} holds no VecNormalize statistics"
+        saved.set_venv(venv)
+        venv = saved
     elif norm.obs or norm.reward:
         reward = norm.reward and training
         venv = VecNormalize(venv, norm_obs=norm.obs, norm_reward=reward, gamma=cfg.algo.get("gamma", 0.99))

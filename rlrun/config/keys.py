@@ -13,6 +13,8 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from rlrun.config.upgrade import legacy_spelling
+
 # Keys (and whole subtrees) that never change the trained parameters.
 NON_TRAINING_KEYS = ("seed", "progress_bar", "resume", "sweep", "eval", "snapshot", "check_nan", "tune")
 # Overrides that also say nothing about what is trained: the config groups that pick launchers and sweepers.
@@ -41,9 +43,15 @@ def training_overrides(overrides: list[str]) -> list[str]:
 def config_hash(cfg: DictConfig | dict[str, Any]) -> str:
     """sha256 of the resolved config without the keys that do not change what is trained.
 
-    ``torch_threads`` stays in: it changes the results.
+    ``torch_threads`` stays in: it changes the results. rlrun's envs are hashed in the spelling they had
+    before they became ``rlrun.envs`` (``envs.wrappers.RelativePosition``, see
+    :func:`rlrun.config.upgrade.legacy_spelling`): the rename changed no run, so a run keeps its hash across
+    it. The config of a run written before the rename, upgraded when it is loaded, hashes as its ``run.json``
+    records; and a job composed today with ``rlrun.envs`` targets hashes as the same job did in a sweep made
+    before the rename, so re-running that sweep skips the jobs it completed.
     """
     container = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg)
     assert isinstance(container, dict)
     trained = {key: value for key, value in container.items() if is_training_key(str(key))}
-    return hashlib.sha256(json.dumps(trained, sort_keys=True).encode()).hexdigest()
+    canonical = legacy_spelling(trained)
+    return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()

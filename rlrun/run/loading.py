@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecEnv
 
 from rlrun.build import envs as build
 from rlrun.config.errors import UserError
+from rlrun.config.upgrade import load_config
 from rlrun.run import snapshots
 from rlrun.run.evaluation import EvalResult, evaluate
 from rlrun.run.train import configure_torch
@@ -51,9 +52,7 @@ def _find_model(run_dir: Path, snapshot: str) -> tuple[Path, Path | None]:
 def _run_config(run_dir: Path) -> DictConfig:
     if not (run_dir / "config.yaml").is_file():
         raise UserError(f"{run_dir} is not a run folder (no config.yaml)", "give a folder under outputs/runs/")
-    cfg = OmegaConf.load(run_dir / "config.yaml")
-    assert isinstance(cfg, DictConfig)
-    return cfg
+    return load_config(run_dir)  # upgraded if an older rlrun wrote it
 
 
 def load_run(
@@ -78,8 +77,8 @@ def load_run(
 
 
 def eval_copies(run_dir: Path) -> int:
-    """The run's ``eval.n_envs``; 1 for runs written before the key (they evaluated on one copy)."""
-    return int(OmegaConf.select(_run_config(run_dir), "eval.n_envs", default=1))
+    """The run's ``eval.n_envs`` (for runs written before the key, the one copy they evaluated on)."""
+    return int(_run_config(run_dir).eval.n_envs)
 
 
 def _writer(path: Path, fps: int) -> Any:

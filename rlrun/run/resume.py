@@ -31,7 +31,7 @@ from rlrun.envs.batched import BatchedVecEnv
 from rlrun.record.files import EVAL_CSV_HEADER
 from rlrun.record.liveness import pid_alive
 from rlrun.run.evaluation import PeriodicEvaluation
-from rlrun.run.snapshots import list_snapshots, newest_complete
+from rlrun.run.snapshots import list_snapshots, newest_verified
 
 _SDE_NOISE = ("exploration_mat", "exploration_matrices")  # gSDE's sampled noise (not parameters)
 _MONITOR_STATE = ("episode_returns", "episode_lengths", "episode_count")  # VecMonitor's (native envs)
@@ -205,7 +205,7 @@ def check_target(run_dir: Path, record: dict[str, Any] | None) -> Path | None:
     alive = record.get("status") == "running" and host == platform.node() and pid and pid_alive(pid)
     if alive and pid != os.getpid():
         raise UserError(f"resume={run_dir}: the run is still going (pid {pid})", f"stop it first: kill {pid}")
-    snapshot = newest_complete(run_dir / "snapshots")
+    snapshot = newest_verified(run_dir / "snapshots")  # verified once per process: the second look reuses it
     if snapshot is None:
         found = len(list_snapshots(run_dir / "snapshots"))
         what = f"all {found} snapshots are damaged" if found else "it has no snapshot yet"
@@ -218,7 +218,8 @@ def check_target(run_dir: Path, record: dict[str, Any] | None) -> Path | None:
 
 def load_target(run_dir: Path) -> tuple[dict[str, Any], Path | None]:
     """Read ``run.json`` of ``resume=<run_dir>`` and check it: the record and the snapshot to continue from
-    (None: the run is completed). The one place both the command line and :func:`rlrun.run.train.resume` use."""
+    (None: the run is completed). The one place both the command line and :func:`rlrun.run.train.resume` use;
+    the snapshot's checksums are read once in a process (:func:`rlrun.run.snapshots.newest_verified`)."""
     record_path = run_dir / "run.json"
     try:
         record = json.loads(record_path.read_text()) if record_path.is_file() else None

@@ -28,6 +28,7 @@ from torch.utils.tensorboard import SummaryWriter
 from rlrun.build import envs as build
 from rlrun.checks import preflight
 from rlrun.checks.rules import EnvFacts
+from rlrun.config.upgrade import load_config
 from rlrun.process import gc_pause
 from rlrun.record.run_record import RunRecord
 from rlrun.run import resume as exact_resume
@@ -77,9 +78,10 @@ def resume(run_dir: str | Path, progress_bar: str = "auto", meta: dict[str, Any]
     if snapshot is None:
         log.info("%s is already completed; nothing to do", run_dir)
         return data["final"]
-    cfg = OmegaConf.load(run_dir / "config.yaml")  # the run's own record; never written back
+    # the run's own record, upgraded if an older rlrun wrote it (the file is never rewritten); the one key
+    # resume= may change is set on a new config, not on the one loaded
+    cfg = OmegaConf.merge(load_config(run_dir), {"progress_bar": progress_bar})
     assert isinstance(cfg, DictConfig)
-    cfg.progress_bar = progress_bar
     algo_cls = preflight.config_checks(cfg)
     configure_torch(cfg)
     step = snapshots.manifest(snapshot)["step"]
@@ -102,7 +104,7 @@ def _envs(cfg: DictConfig, statistics: Path | None) -> tuple[VecEnv, VecEnv]:
     """The training envs (continuing from saved VecNormalize ``statistics``, if any) and the evaluation copies."""
     train_env = build.make_train_env(cfg, statistics)
     try:
-        return train_env, build.make_eval_env(cfg, n_envs=cfg.eval.get("n_envs", 1))  # 1: runs from before the key
+        return train_env, build.make_eval_env(cfg, n_envs=cfg.eval.n_envs)
     except BaseException:
         train_env.close()
         raise
