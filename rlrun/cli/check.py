@@ -34,7 +34,7 @@ from rlrun.cli import overrides as override_checks
 from rlrun.config import store
 from rlrun.config.errors import Problem, UserError, report_user_errors
 from rlrun.config.keys import override_key
-from rlrun.process import lazy_dynamo
+from rlrun.process import bootstrap
 
 # Hydra reads rlrun's configs here, and a sweep's workers import this module to run its jobs
 store.register()
@@ -178,9 +178,9 @@ def _hydra_main(cfg: DictConfig) -> None:
         sys.exit(1)
 
 
+@bootstrap.entry
 def main() -> None:
     """Console-script entry point: the command line's wrapper names are checked before Hydra composes."""
-    lazy_dynamo.install()
     with report_user_errors("rlrun-check"):
         override_checks.check_wrapper_names(sys.argv[1:], config_name="check")
     _hydra_main()

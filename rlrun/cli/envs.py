@@ -29,6 +29,7 @@ import rlrun.envs  # noqa: F401  (registers the rlrun/* ids)
 from rlrun.build import envs as build
 from rlrun.checks import rules as validate
 from rlrun.config.errors import report_user_errors
+from rlrun.process import bootstrap
 
 WIDTH = 100  # the human listing stays readable in a terminal this wide
 KEY_WIDTH = 13  # the column of the field names in a block
@@ -159,6 +160,7 @@ def format_block(info: EnvInfo) -> str:
     return "\n".join(lines)
 
 
+@bootstrap.entry
 def main(argv: list[str] | None = None) -> None:
     """Print the listing as blocks of text, or as JSON with ``--json``."""
     parser = argparse.ArgumentParser(

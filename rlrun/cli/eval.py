@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from rlrun.config.errors import UserError, report_user_errors
-from rlrun.process import lazy_dynamo
+from rlrun.process import bootstrap
 from rlrun.run.loading import CHOICES, eval_copies, load_run, run_episodes
 
 
@@ -22,6 +22,7 @@ def _copies(args: argparse.Namespace, render_mode: str | None) -> int:
     return args.n_envs if args.n_envs is not None else eval_copies(args.run_dir)
 
 
+@bootstrap.entry
 def main(argv: list[str] | None = None) -> None:
     """``rlrun-eval RUN_DIR [--snapshot S] [--episodes N] [--render ansi] [--video FILE] [--seed S]``."""
     parser = argparse.ArgumentParser(prog="rlrun-eval", description="Evaluate, render or record a saved run.")
@@ -35,7 +36,6 @@ def main(argv: list[str] | None = None) -> None:
         "--n-envs", type=int, help="env copies stepped together (default: the run's eval.n_envs; 1 to render)"
     )
     args = parser.parse_args(argv)
-    lazy_dynamo.install()
     with report_user_errors("rlrun-eval"):
         if args.episodes < 1:
             raise UserError(f"--episodes {args.episodes} must be at least 1", "e.g. --episodes 10")

@@ -30,8 +30,7 @@ from rlrun.cli.overrides import check_output_folders, check_wrapper_names
 from rlrun.config import store
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.config.keys import RESUME_OVERRIDES, override_key
-from rlrun.process import gc_pause, lazy_dynamo
-from rlrun.process.quick_exit import run_and_exit
+from rlrun.process import bootstrap
 from rlrun.record.provenance import command_line, prog
 from rlrun.sweep.job import run_job
 
@@ -41,7 +40,7 @@ store.register()
 log = logging.getLogger("rlrun")
 
 # At import: this module is also what a sweep's worker processes import to run a job.
-lazy_dynamo.install()
+bootstrap.install()
 
 
 def _preset(choice: str | None) -> str | None:
@@ -222,11 +221,12 @@ def _register_plugins() -> None:
         plugins.register(plugin)
 
 
+@bootstrap.entry
 def main() -> None:
-    """Console-script entry point; the process ends without Python's slow module teardown
-    (:mod:`rlrun.process.quick_exit`) and starts with the garbage collector paused (:mod:`rlrun.process.gc_pause`)."""
-    gc_pause.pause()
-    run_and_exit(_main)
+    """Console-script entry point; it starts with the garbage collector paused until training or the sweep
+    starts, and ends without Python's slow module teardown (:mod:`rlrun.process.bootstrap`)."""
+    bootstrap.pause_collector()
+    _main()
 
 
 def _main() -> None:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rlrun.config.errors import UserError, report_user_errors
+from rlrun.process import bootstrap
 from rlrun.table.write import FILES, METRICS, write_tables
 
 
@@ -35,6 +36,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
+@bootstrap.entry
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point: print the table and where its files are."""
     prog = "python -m rlrun.cli.table" if sys.argv[0].endswith("table.py") else "rlrun-table"

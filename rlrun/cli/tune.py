@@ -30,7 +30,7 @@ from omegaconf import DictConfig, OmegaConf
 from rlrun.config import store
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.config.keys import override_key
-from rlrun.process import lazy_dynamo
+from rlrun.process import bootstrap
 from rlrun.tune.space import check_against, parse_space
 from rlrun.tune.study import JOURNAL, PRUNERS, SAMPLERS, Setup, counts, make_storage, open_study, optimize
 from rlrun.tune.trial import OBJECTIVES
@@ -176,9 +176,9 @@ def _hydra_main(cfg: DictConfig) -> None:
     sys.exit(status)
 
 
+@bootstrap.entry
 def main() -> None:
     """Console-script entry point."""
-    lazy_dynamo.install()
     _hydra_main()
 
 

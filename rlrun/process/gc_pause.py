@@ -3,9 +3,11 @@
 Start-up (Hydra, torch, SB3, the config, the checks, the model) creates millions of objects that live as
 long as the process, and the collector, triggered every 700 new objects, walks them again and again
 (three full collections while torch alone is imported). ``rlrun``'s command-line entry pauses it
-(:func:`pause`); training, or a sweep launching its jobs, resumes it (:func:`resume`) with the objects
-built so far frozen, so that later collections do not walk them either. Cyclic garbage left by start-up
-stays until the process ends.
+(:func:`pause`, through :func:`rlrun.process.bootstrap.pause_collector`); training, or a sweep launching its
+jobs, resumes it (:func:`resume`) with the objects built so far frozen, so that later collections do not walk
+them either. Cyclic garbage left by start-up stays until the process ends.
+
+Private API: none (``gc.disable``, ``gc.freeze``, ``gc.enable``).
 """
 
 from __future__ import annotations

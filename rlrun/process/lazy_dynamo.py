@@ -13,6 +13,13 @@ nothing can be compiling, so the stand-in's ``graph_break`` does nothing and a f
 submodule) loads the real module first; from then on the stand-in forwards everything to it, and the
 functions ``disable`` was given before go through the real ``disable``. Results never depend on it: the
 tests train with and without the stand-in and compare the parameters.
+
+Private API: torch's private module ``torch._dynamo`` (its name, ``graph_break()`` and ``disable(fn, recursive,
+wrapping=...)``, as ``torch._disable_dynamo`` and ``torch.optim.Optimizer`` call them), which the stand-in
+answers for: there is no public way to keep torch's optimizers from importing it. Because it copies how one
+torch version calls its compiler, :func:`install` acts only on the torch minor versions it is tested on
+(:data:`TESTED_TORCH`) and leaves any other torch alone, so ``pyproject.toml`` keeps a range of torch versions.
+Installed by :mod:`rlrun.process.bootstrap`.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import functools
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.metadata
 import importlib.util
 import pkgutil
 import sys
@@ -31,6 +39,10 @@ from pathlib import Path
 from typing import Any
 
 NAME = "torch._dynamo"
+
+# The torch minor versions this stand-in is tested on (tests/rlrun/process/test_lazy_dynamo.py). Add one only
+# after those tests pass with it: a torch that calls its compiler in another way may need another stand-in.
+TESTED_TORCH = ("2.13",)
 
 
 class _StandIn(types.ModuleType):
@@ -84,21 +96,32 @@ _stand_in.graph_break = _graph_break  # type: ignore[attr-defined]
 _stand_in.disable = _disable  # type: ignore[attr-defined]
 
 
-def install() -> None:
-    """Put the stand-in in place, unless ``torch._dynamo`` is already loaded (or torch is not installed)."""
+def tested_torch() -> bool:
+    """Whether the installed torch is one of the minor versions in :data:`TESTED_TORCH`."""
+    try:
+        version = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return ".".join(version.split(".")[:2]) in TESTED_TORCH
+
+
+def install() -> bool:
+    """Put the stand-in in place, unless ``torch._dynamo`` is already loaded, torch is not installed or is not
+    a tested version; whether the stand-in is in place now."""
     if NAME in sys.modules:
-        return
+        return isinstance(sys.modules[NAME], _StandIn)
     torch = importlib.util.find_spec("torch")
-    if torch is None or not torch.submodule_search_locations:
-        return
+    if torch is None or not torch.submodule_search_locations or not tested_torch():
+        return False
     spec = importlib.machinery.PathFinder.find_spec(NAME, list(torch.submodule_search_locations))
     if spec is None or spec.submodule_search_locations is None:
-        return
+        return False
     _stand_in.__spec__ = spec  # the real package's spec: imports of its submodules find their files
     _stand_in.__path__ = list(spec.submodule_search_locations)
     _stand_in.names = _real_names(spec)
     sys.meta_path.insert(0, _SubmoduleFinder())
     sys.modules[NAME] = _stand_in
+    return True
 
 
 def _real_names(spec: importlib.machinery.ModuleSpec) -> frozenset[str] | None:

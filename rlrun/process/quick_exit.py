@@ -7,6 +7,9 @@ flush, Ray's shutdown), the standard streams are flushed, and the process ends w
 have had. Everything rlrun writes (run.json, model.zip, TensorBoard's files, tables) is closed before.
 Worker processes still alive then (joblib's, kept idle for a next call that never comes) are ended
 first: Python's own exit would tell them to stop and wait for their teardown, or for their idle timeout.
+Used by :func:`rlrun.process.bootstrap.entry`, which every console entry goes through.
+
+Private API: ``atexit._run_exitfuncs``, Python's own call of the ``atexit`` handlers, which ``os._exit`` skips.
 """
 
 from __future__ import annotations

@@ -2,13 +2,17 @@
 
 A job's first seconds in a fresh process go to imports: torch, SB3 and Hydra, about 2.5 CPU-seconds on
 these machines (``torch._dynamo``, which torch's optimizers would add, is kept out by
-:mod:`rlrun.process.lazy_dynamo`, installed when ``rlrun.cli.main`` is imported). The basic
-launcher pays them once, in the sweep's own process; joblib's default workers (loky's, each a new
-interpreter) pay them once each, on the same cores the jobs need. So the joblib launcher's workers are
+:mod:`rlrun.process.lazy_dynamo`, which :mod:`rlrun.process.bootstrap` installs when ``rlrun.cli.main`` is
+imported). The basic launcher pays them once, in the sweep's own process; joblib's default workers (loky's,
+each a new interpreter) pay them once each, on the same cores the jobs need. So the joblib launcher's workers are
 started by a fork server (Python's ``forkserver`` start method, which loky supports) that imports these
 modules once, while the sweep's own process runs its checks, and then forks each worker with them
 loaded. The fork server is a single-threaded process of its own: no thread of the sweep's process is
-forked.
+forked. It is a start-up measure: ``RLRUN_FAST_START=0`` turns it off (:mod:`rlrun.process.bootstrap`), and
+the workers are then loky's own.
+
+Private API: ``multiprocessing.forkserver._forkserver._forkserver_pid``, the server's pid, to end it with the
+sweep (:func:`_stop_fork_server` says why); Python has no public call that stops the fork server.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ import os
 import signal
 from contextlib import suppress
 from typing import Any
+
+from rlrun.process import bootstrap
 
 # What a job imports: the task function's module, training with SB3 and torch, Hydra's job wrapper.
 JOB_MODULES = [
@@ -41,7 +47,7 @@ def start(launcher: Any) -> None:
         from joblib.externals.loky.backend.context import set_start_method
     except ImportError:
         return
-    if not isinstance(launcher, JoblibLauncher):
+    if not isinstance(launcher, JoblibLauncher) or not bootstrap.enabled("preload"):
         return
     multiprocessing.set_forkserver_preload(JOB_MODULES)
     set_start_method("forkserver", force=True)

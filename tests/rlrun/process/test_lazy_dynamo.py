@@ -10,6 +10,13 @@ import sys
 
 import pytest
 
+from rlrun.process import lazy_dynamo
+
+# The stand-in acts only on the torch versions it is tested on: on any other, these tests have nothing to test.
+on_tested_torch = pytest.mark.skipif(
+    not lazy_dynamo.tested_torch(), reason=f"torch is not one of {lazy_dynamo.TESTED_TORCH}: the stand-in stays off"
+)
+
 TRAIN = """\
 import hashlib, json, sys
 from rlrun.process import lazy_dynamo
@@ -73,12 +80,27 @@ print(lazy_dynamo.loaded(), callable(torch._dynamo.explain), lazy_dynamo.loaded(
 """
 
 
+UNTESTED = """\
+import sys
+from rlrun.process import lazy_dynamo
+if sys.argv[1] == "untested":
+    lazy_dynamo.TESTED_TORCH = ("2.0",)  # as if another torch were installed
+installed = lazy_dynamo.install()
+import torch
+
+optimizer = torch.optim.Adam(torch.nn.Linear(3, 1).parameters())
+optimizer.step()  # torch's optimizers import torch._dynamo
+print(lazy_dynamo.tested_torch(), callable(torch._dynamo.graph_break), installed, lazy_dynamo.loaded())
+"""
+
+
 def _run(script: str, *args: str) -> str:
     done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().splitlines()[-1]
 
 
+@on_tested_torch
 def test_training_leaves_dynamo_unloaded_with_the_same_parameters() -> None:
     with_stand_in = json.loads(_run(TRAIN, "stand-in"))
     plain = json.loads(_run(TRAIN, "plain"))
@@ -87,6 +109,7 @@ def test_training_leaves_dynamo_unloaded_with_the_same_parameters() -> None:
     assert with_stand_in["parameters"] == plain["parameters"]
 
 
+@on_tested_torch
 @pytest.mark.parametrize(
     "first",
     [
@@ -99,5 +122,18 @@ def test_compiling_and_submodule_imports_load_the_real_module(first: str) -> Non
     assert _run(COMPILE.format(first=first)) == "True"
 
 
+@on_tested_torch
 def test_modules_probed_by_name_do_not_load_it() -> None:
     assert _run(PROBES) == "False True True"  # a name the real module has does load it
+
+
+@pytest.mark.parametrize(
+    ("torch_version", "out"),
+    [
+        pytest.param("tested", "True True True False", marks=on_tested_torch, id="tested-torch"),
+        # left alone: torch's optimizers import the real module
+        pytest.param("untested", "False True False True", id="untested-torch"),
+    ],
+)
+def test_installed_on_the_tested_torch_only(torch_version: str, out: str) -> None:
+    assert _run(UNTESTED, torch_version) == out

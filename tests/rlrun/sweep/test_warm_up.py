@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
+from rlrun.process import bootstrap
 from rlrun.sweep import warm_up
 
 # In a process of its own: the start method is set for the whole process, as in a sweep's.
@@ -29,10 +31,13 @@ if __name__ == "__main__":
 """
 
 
-def _modules_in_workers(mode: str, tmp_path) -> str:
+def _modules_in_workers(mode: str, tmp_path, fast_start: str | None = None) -> str:
     script = tmp_path / "workers.py"
     script.write_text(SCRIPT)
-    done = subprocess.run([sys.executable, str(script), mode], capture_output=True, text=True, timeout=120)
+    env = {k: v for k, v in os.environ.items() if k != bootstrap.SWITCH}
+    if fast_start is not None:
+        env[bootstrap.SWITCH] = fast_start
+    done = subprocess.run([sys.executable, str(script), mode], capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
@@ -44,4 +49,9 @@ def test_workers_start_with_the_job_modules_imported(tmp_path) -> None:
     assert _modules_in_workers("warm", tmp_path) == str([(everything, True, True, 0)] * 2)
     # loky's own workers: a fresh interpreter (which loky itself may have collected in, after a first task).
     cold = _modules_in_workers("cold", tmp_path)
+    assert cold.startswith("[([], False, True, ") and cold.count("([], False, True, ") == 2
+
+
+def test_the_fast_start_switch_turns_the_fork_server_off(tmp_path) -> None:
+    cold = _modules_in_workers("warm", tmp_path, fast_start="0")  # loky's own workers, as without warm-up
     assert cold.startswith("[([], False, True, ") and cold.count("([], False, True, ") == 2

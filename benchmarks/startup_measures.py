@@ -1,0 +1,117 @@
+"""What rlrun's start-up measures buy (rlrun/process/bootstrap.py): a tiny ``python -m rlrun`` run timed to its
+end with the measures on and with ``RLRUN_FAST_START=0``.
+
+``python -m benchmarks.startup_measures [--reps 5] [--each] [--sweep]`` runs each variant ``--reps`` times,
+alternating (on, off, on, off, ...) so that machine noise hits them alike, and prints the medians of wall and
+CPU seconds (user + system, children included: the steadier figure on a shared machine), the gain of each
+variant against the measures on, and the spread of the "on" repetitions (max - min), the noise to weigh a
+gain against. ``--each`` adds one variant per measure turned off alone (the private
+``_RLRUN_FAST_START_SKIP``), ``--sweep`` a two-seed joblib sweep with every measure on, without the fork
+server's preloads and without the quick exit. A sweep's CPU seconds count only the processes its own process
+waits for (not the fork server's workers): compare sweeps by wall time. Nothing is written to BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from benchmarks import common
+
+TINY = [
+    "env=gridworld",
+    "algo=ppo",
+    "total_timesteps=256",
+    "algo.n_steps=32",
+    "eval.every=128",
+    "eval.episodes=2",
+    "eval.final_episodes=2",
+    "progress_bar=false",
+]
+SWEEP = ["-m", "env=gridworld", "algo=ppo", "seed=0,1", "total_timesteps=2048", "progress_bar=false"]
+SWEEP += ["hydra/launcher=joblib"]
+SWITCH, SKIP = "RLRUN_FAST_START", "_RLRUN_FAST_START_SKIP"
+
+# name: (environment variables, what the variant is)
+RUNS: dict[str, tuple[dict[str, str], str]] = {
+    "on": ({}, "every measure on (the default)"),
+    "off": ({SWITCH: "0"}, "RLRUN_FAST_START=0"),
+}
+EACH = {f"no {name}": ({SKIP: name}, f"all but {name}") for name in ("lazy_dynamo", "gc_pause", "quick_exit")}
+SWEEPS = {
+    "sweep on": ({}, "2-seed joblib sweep, every measure on"),
+    "sweep no preload": ({SKIP: "preload"}, "the same without the fork server's preloads"),
+    "sweep no quick_exit": ({SKIP: "quick_exit"}, "the same without the quick exit (idle workers ended first)"),
+}
+
+
+def _environment(extra: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in (SWITCH, SKIP)}
+    return {**env, **extra}
+
+
+def measure(variants: dict[str, tuple[dict[str, str], str]], reps: int, work: Path) -> dict[str, list[common.Proc]]:
+    """Each variant ``reps`` times, alternating; every run in a fresh folder."""
+    results: dict[str, list[common.Proc]] = {name: [] for name in variants}
+    for rep in range(reps):
+        for name, (extra, _) in variants.items():
+            folder = work / f"{name.replace(' ', '_')}-{rep}"
+            folder.mkdir(parents=True)
+            tiny = [*TINY, f"hydra.run.dir={folder / 'run'}"]
+            args = [*SWEEP, f"sweep=s{rep}"] if name in SWEEPS else tiny
+            proc = common.run_process(
+                [common.PYTHON, "-m", "rlrun", *args], folder / "log.txt", cwd=folder, env=_environment(extra)
+            )
+            results[name].append(proc)
+            print(f"  {name:>16} rep {rep}: wall {proc.wall_s:5.2f} s, CPU {proc.cpu_s:5.2f} s", file=sys.stderr)
+    return results
+
+
+def report(results: dict[str, list[common.Proc]], variants: dict[str, tuple[dict[str, str], str]], base: str) -> str:
+    """A Markdown table: medians, gain against ``base``, and ``base``'s spread."""
+    median_wall = {name: common.median([p.wall_s for p in runs]) for name, runs in results.items()}
+    median_cpu = {name: common.median([p.cpu_s for p in runs]) for name, runs in results.items()}
+    lines = [
+        "| variant | what | wall s (median) | CPU s (median) | peak MB | costs vs on: wall s | CPU s |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for name, runs in results.items():
+        peak = common.median([p.peak_mb for p in runs])
+        lines.append(
+            f"| {name} | {variants[name][1]} | {median_wall[name]:.2f} | {median_cpu[name]:.2f} | {peak:.0f} | "
+            f"{median_wall[name] - median_wall[base]:+.2f} | {median_cpu[name] - median_cpu[base]:+.2f} |"
+        )
+    walls, cpus = [p.wall_s for p in results[base]], [p.cpu_s for p in results[base]]
+    lines.append(
+        f"\nNoise: the {len(walls)} `{base}` runs spread over {max(walls) - min(walls):.2f} s wall and "
+        f"{max(cpus) - min(cpus):.2f} s CPU (max - min); a cost smaller than that is within noise."
+    )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Parse the options, run the variants, print the tables."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.startup_measures", description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=5, help="repetitions of each variant (default: 5)")
+    parser.add_argument("--each", action="store_true", help="also each measure turned off alone")
+    parser.add_argument("--sweep", action="store_true", help="also a joblib sweep, with and without some measures")
+    args = parser.parse_args(argv)
+    print(f"Machine: {common.machine()}\nVersions: {common.versions()}\n")
+    with tempfile.TemporaryDirectory(prefix="rlrun-startup-") as tmp:
+        variants = {**RUNS, **(EACH if args.each else {})}
+        runs = measure(variants, args.reps, Path(tmp) / "runs")
+        print(f"A tiny `python -m rlrun {' '.join(TINY)}` run, to its end, {args.reps} alternated repetitions:\n")
+        print(report(runs, variants, "on"))
+        if args.sweep:
+            sweeps = measure(SWEEPS, args.reps, Path(tmp) / "sweeps")
+            print(f"\n`python -m rlrun {' '.join(SWEEP)}`, to its end, {args.reps} alternated repetitions:\n")
+            print(report(sweeps, SWEEPS, "sweep on"))
+    print(f"\nLoad at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
