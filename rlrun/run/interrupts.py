@@ -20,9 +20,9 @@ from pathlib import Path
 from types import FrameType
 
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
-from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 
 from rlrun.process.signals import handling
+from rlrun.run import internals
 
 
 class RunInterrupted(Exception):
@@ -80,29 +80,8 @@ class InterruptCallback(BaseCallback):
 
     def _complete_step(self) -> None:
         """Do what SB3 does after a step's callbacks, which it skips when one of them stops training, so
-        the snapshot taken after ``learn()`` has the transition stored and the per-step schedules advanced.
-
-        SB3 offers no hook to "finish this step, then stop"; this mirrors the lines after ``on_step`` in
-        ``collect_rollouts`` (SB3 2.x), using the algorithm's own methods.
-        """
-        model, loc = self.model, self.locals
-        model._update_info_buffer(loc["infos"], loc["dones"])
-        if not isinstance(model, OffPolicyAlgorithm):  # on-policy: the partial rollout is discarded
-            model._last_obs = loc["new_obs"]
-            model._last_episode_starts = loc["dones"]
-            return
-        assert model.replay_buffer is not None
-        model._store_transition(
-            model.replay_buffer, loc["buffer_actions"], loc["new_obs"], loc["rewards"], loc["dones"], loc["infos"]
-        )
-        model._update_current_progress_remaining(model.num_timesteps, model._total_timesteps)
-        model._on_step()  # DQN: exploration schedule and target-network updates
-        noise = loc["action_noise"]
-        for index, done in enumerate(loc["dones"]):
-            if done:
-                model._episode_num += 1
-                if noise is not None:
-                    noise.reset(**({"indices": [index]} if len(loc["dones"]) > 1 else {}))
+        the snapshot taken after ``learn()`` has the transition stored and the per-step schedules advanced."""
+        internals.finish_step(self.model, self.locals)
 
 
 class StoppableCallbacks(CallbackList):

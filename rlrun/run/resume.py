@@ -5,12 +5,12 @@ exploration noise, the envs themselves (in-process: the vec env with its buffers
 worker's env, pickled in the worker and sent back), the NaN checker's step counter, VecNormalize's
 running returns, the logger's values recorded but not yet written, and the evaluation callback's state
 (best and latest score, training seconds). Action noise (its state included, e.g. Ornstein-Uhlenbeck's)
-is saved by ``model.save`` itself. Envs that cannot be pickled cannot be snapshotted at all.
+is saved by ``model.save`` itself. Envs that cannot be pickled cannot be snapshotted at all. What is private
+to SB3 or Gymnasium is reached through :mod:`rlrun.run.internals`.
 """
 
 from __future__ import annotations
 
-import copy
 import csv
 import json
 import os
@@ -22,19 +22,16 @@ import numpy as np
 import torch
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.distributions import StateDependentNoiseDistribution
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper, VecMonitor
 
 from rlrun.build.nan import CheckNan
 from rlrun.config.errors import UserError
 from rlrun.envs.batched import BatchedVecEnv
 from rlrun.record.files import EVAL_CSV_HEADER
-from rlrun.record.liveness import pid_alive
+from rlrun.record.liveness import process_alive
+from rlrun.run import internals
 from rlrun.run.evaluation import PeriodicEvaluation
 from rlrun.run.snapshots import list_snapshots, newest_verified
-
-_SDE_NOISE = ("exploration_mat", "exploration_matrices")  # gSDE's sampled noise (not parameters)
-_MONITOR_STATE = ("episode_returns", "episode_lengths", "episode_count")  # VecMonitor's (native envs)
 
 
 def _vec_monitor(venv: VecEnv) -> VecMonitor | None:
@@ -49,27 +46,26 @@ def _vec_state(venv: VecEnv) -> dict[str, Any] | list[dict[str, Any]] | None:
     """The envs themselves: a DummyVecEnv's attributes, or each subprocess worker's outermost env's."""
     base = venv.unwrapped
     if isinstance(base, DummyVecEnv):
-        return dict(base.__dict__)
+        return internals.whole_state(base)
     if isinstance(base, BatchedVecEnv):  # env.vectorization=native: all copies' arrays and VecMonitor's counts
         monitor = _vec_monitor(venv)
-        counts = None if monitor is None else {key: copy.copy(getattr(monitor, key)) for key in _MONITOR_STATE}
-        return {"batched": dict(base.__dict__), "monitor": counts}
+        counts = None if monitor is None else internals.monitor_counts(monitor)
+        return {"batched": internals.whole_state(base), "monitor": counts}
     if isinstance(base, SubprocVecEnv):  # pickled in the worker, sent back through its pipe
-        return base.env_method("__getstate__")
+        return internals.worker_states(base)
     return None
 
 
 def _put_vec_state(venv: VecEnv, saved: dict[str, Any] | list[dict[str, Any]] | None) -> bool:
     base = venv.unwrapped
     if isinstance(base, BatchedVecEnv) and isinstance(saved, dict) and "batched" in saved:
-        base.__dict__.update(saved["batched"])
+        internals.put_whole_state(base, saved["batched"])
         if (monitor := _vec_monitor(venv)) is not None and saved["monitor"] is not None:
-            monitor.__dict__.update(saved["monitor"])
+            internals.put_monitor_counts(monitor, saved["monitor"])
     elif isinstance(base, DummyVecEnv) and isinstance(saved, dict):
-        base.__dict__.update(saved)
+        internals.put_whole_state(base, saved)
     elif isinstance(base, SubprocVecEnv) and isinstance(saved, list) and len(saved) == base.num_envs:
-        for index, env_state in enumerate(saved):
-            base.set_attr("__dict__", env_state, indices=[index])
+        internals.put_worker_states(base, saved)
     else:
         return False
     return True
@@ -83,18 +79,9 @@ def _nan_checker(venv: VecEnv) -> CheckNan | None:
     return None
 
 
-def _sde_noise(model: BaseAlgorithm) -> list[StateDependentNoiseDistribution]:
-    """gSDE's noise distributions (the policy's, or SAC's actor's): their sampled exploration matrices are
-    not parameters, so ``model.save`` leaves them out."""
-    holders = [model.policy, getattr(model.policy, "actor", None)]
-    found = [getattr(holder, "action_dist", None) for holder in holders]
-    return [dist for dist in found if isinstance(dist, StateDependentNoiseDistribution)]
-
-
 def capture(model: BaseAlgorithm, train_env: VecEnv, eval_env: VecEnv, evaluator: PeriodicEvaluation) -> dict[str, Any]:
     """Everything beyond ``model.save`` that the continuation depends on."""
     normalizer = model.get_vec_normalize_env()
-    logger = model.logger
     checker = _nan_checker(train_env)
     return {
         "rng": {
@@ -103,16 +90,12 @@ def capture(model: BaseAlgorithm, train_env: VecEnv, eval_env: VecEnv, evaluator
             "torch": torch.get_rng_state(),
             "action_space": model.action_space.np_random.bit_generator.state,
         },
-        "sde": [{name: getattr(dist, name, None) for name in _SDE_NOISE} for dist in _sde_noise(model)],
+        "sde": internals.sde_noise(model),
         "train_env": _vec_state(train_env),
         "eval_env": _vec_state(eval_env),
         "check_nan_steps": None if checker is None else checker.steps,
-        "normalizer_returns": None if normalizer is None else normalizer.returns.copy(),
-        "logger": {
-            "name_to_value": dict(logger.name_to_value),
-            "name_to_count": dict(logger.name_to_count),
-            "name_to_excluded": dict(logger.name_to_excluded),
-        },
+        "normalizer_returns": None if normalizer is None else internals.running_returns(normalizer),
+        "logger": internals.logger_state(model.logger),
         "evaluator": {
             "best_mean_return": evaluator.best_mean_return,
             "last_mean_return": evaluator.last_mean_return,  # the score of the snapshots to come
@@ -133,9 +116,8 @@ def restore(
         checker.steps = state["check_nan_steps"]
     normalizer = model.get_vec_normalize_env()
     if normalizer is not None and state["normalizer_returns"] is not None:
-        normalizer.returns = state["normalizer_returns"]
-    for name, values in state["logger"].items():
-        getattr(model.logger, name).update(values)
+        internals.put_running_returns(normalizer, state["normalizer_returns"])
+    internals.put_logger_state(model.logger, state["logger"])
     evaluator.best_mean_return = state["evaluator"]["best_mean_return"]
     evaluator.last_mean_return = state["evaluator"].get("last_mean_return")
     evaluator.wall_offset = state["evaluator"]["wall_s"]
@@ -145,7 +127,7 @@ def restore(
     torch.set_rng_state(rng["torch"])
     model.action_space.np_random.bit_generator.state = rng["action_space"]
     if not exact:
-        model._last_obs = None  # type: ignore[assignment]  # learn() resets the fresh envs
+        internals.forget_last_obs(model)  # learn() resets the fresh envs
     return exact
 
 
@@ -164,10 +146,7 @@ class RestoreAtFirstRollout(BaseCallback):
         if self.state is None:
             return
         torch.set_rng_state(self.state["rng"]["torch"])
-        for dist, saved in zip(_sde_noise(self.model), self.state.get("sde", []), strict=False):
-            for name, value in saved.items():
-                if value is not None:
-                    setattr(dist, name, value)
+        internals.put_sde_noise(self.model, self.state.get("sde", []))
         self.state = None
 
     def _on_step(self) -> bool:
@@ -192,8 +171,6 @@ def rewind_eval_csv(path: Path, step: int) -> None:
 
 def check_target(run_dir: Path, record: dict[str, Any] | None) -> Path | None:
     """Validate ``resume=<run_dir>``; the snapshot to continue from (None: the run is completed)."""
-    import platform
-
     if record is None:
         raise UserError(
             f"resume={run_dir}: not a run folder (no run.json)",
@@ -201,8 +178,8 @@ def check_target(run_dir: Path, record: dict[str, Any] | None) -> Path | None:
         )
     if record.get("status") == "completed":
         return None
-    pid, host = record.get("pid"), record.get("host")
-    alive = record.get("status") == "running" and host == platform.node() and pid and pid_alive(pid)
+    pid = record.get("pid")
+    alive = record.get("status") == "running" and process_alive(record)
     if alive and pid != os.getpid():
         raise UserError(f"resume={run_dir}: the run is still going (pid {pid})", f"stop it first: kill {pid}")
     snapshot = newest_verified(run_dir / "snapshots")  # verified once per process: the second look reuses it

@@ -3,6 +3,14 @@
 Hydra writes a job's ``.hydra/`` and opens its log inside the job, before rlrun's code runs there, so
 whether a job is skipped, resumed, run again or refused is decided here, in the sweep's own process
 (:mod:`rlrun.sweep.runner`); the launcher (basic, joblib, submitit, Ray) only ever sees the jobs to run.
+
+This module is rlrun's only seam with Hydra's internals (``tests/rlrun/sweep/test_sweeper.py`` checks each in the
+installed Hydra). Hydra ships its cartesian-product sweeper (the command line's grammar of values, ``params``,
+``max_batch_size``) only as ``hydra._internal.core_plugins.basic_sweeper.BasicSweeper``, with no public base
+class; subclassing it keeps exactly its behaviour for the jobs. Relied on: its constructor's ``max_batch_size``
+and ``params``, the attributes ``setup`` fills (``hydra_context``, ``config``, ``launcher``) and ``params``, and
+the static ``split_arguments(overrides, max_batch_size)`` (the product itself). ``BasicLauncher``, from
+``hydra._internal.core_plugins.basic_launcher``, is imported only to tell whether jobs run in this process.
 """
 
 import copy
@@ -10,8 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-# Hydra ships its basic sweeper (the cartesian product of the command line's values, max_batch_size,
-# params) only from this module; subclassing it keeps exactly its grammar and behaviour for the jobs.
+# Hydra's internals: see the module's docstring
 from hydra._internal.core_plugins.basic_launcher import BasicLauncher
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -65,7 +72,8 @@ class RlrunSweeper(BasicSweeper):
 
         assert self.config is not None and self.launcher is not None and self.hydra_context is not None
         parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
-        overrides = parser.parse_overrides([*self._parse_config(), *arguments])
+        params = [f"{key}={value}" for key, value in self.params.items()]  # as BasicSweeper.sweep reads them
+        overrides = parser.parse_overrides([*params, *arguments])
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
         jobs = [self._job(list(job), sweep_dir) for batch in self.split_arguments(overrides, None) for job in batch]
         with report_user_errors():
