@@ -9,11 +9,10 @@ job goes through :func:`rlrun.sweep.job.run_job`, which never raises.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import shutil
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
-from rlrun.cli.overrides import check_output_folders, check_wrapper_names
+from rlrun.cli.overrides import CommandLine, check_output_folders, check_wrapper_names
 
 # Only modules that do not import torch: a sweep's own process starts its launcher's workers before it
 # imports torch (hydra_plugins/rlrun_sweeper/warm_up.py); training imports it where it starts.
@@ -31,6 +30,7 @@ from rlrun.config import store
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.config.keys import RESUME_OVERRIDES, override_key
 from rlrun.process import bootstrap
+from rlrun.record.leftovers import remove_leftovers
 from rlrun.record.provenance import command_line, prog
 from rlrun.sweep.job import run_job
 
@@ -63,56 +63,53 @@ def _meta() -> dict[str, Any]:
     }
 
 
-# What a run folder named with hydra.run.dir held before Hydra ran: those files are the user's, never removed.
-_EXISTING: dict[Path, set[str]] = {}
+@dataclass
+class _Invocation:
+    """What this process learned from its command line before Hydra ran, for the task function Hydra calls."""
+
+    command: CommandLine
+    existing: set[str] | None = None  # what hydra.run.dir held before Hydra wrote there: the user's, kept
+    existing_parents: set[Path] = field(default_factory=set)  # outputs/runs/<env>-<algo> folders already there
+    resumed: dict[str, Any] | None = None  # the run.json of the run resume= continues
+
+    @classmethod
+    def read(cls, command: CommandLine) -> _Invocation:
+        """Note what ``hydra.run.dir`` holds before Hydra writes there (the default folder is always new), and
+        which folders of the default layout exist."""
+        invocation = cls(command)
+        target = command.value("hydra.run.dir")
+        if target and Path(target).is_dir():
+            invocation.existing = {p.name for p in Path(target).iterdir()}
+        runs = Path("outputs", "runs").resolve()
+        invocation.existing_parents.update(p for p in (runs.parent, runs) if p.is_dir())
+        if runs.is_dir():
+            invocation.existing_parents.update(p for p in runs.iterdir() if p.is_dir())
+        return invocation
 
 
-# Folders of the default layout (outputs/runs/<env>-<algo>) that existed before Hydra made the run folder.
-_EXISTING_PARENTS: set[Path] = set()
-
-
-def _note_existing(args: list[str]) -> None:
-    """Remember what ``hydra.run.dir`` holds before Hydra writes there (the default folder is always new),
-    and which folders of the default layout exist."""
-    target = next((a.split("=", 1)[1] for a in args if a.startswith("hydra.run.dir=")), None)
-    if target and Path(target).is_dir():
-        _EXISTING[Path(target).resolve()] = {p.name for p in Path(target).iterdir()}
-    runs = Path("outputs", "runs").resolve()
-    _EXISTING_PARENTS.update(p for p in (runs.parent, runs) if p.is_dir())
-    if runs.is_dir():
-        _EXISTING_PARENTS.update(p for p in runs.iterdir() if p.is_dir())
+_invocation = _Invocation(CommandLine.parse([]))  # set by main(); Hydra's task function takes no arguments
 
 
 def _remove_if_unused(run_dir: Path) -> None:
     """Remove what Hydra just made for a run that never started: its ``.hydra/`` and log, and the folder
     itself if Hydra created it. Nothing that existed before this process started is touched."""
-    if (run_dir / "run.json").exists() or not run_dir.is_dir():
-        return
-    existing = _EXISTING.get(run_dir.resolve())
-    created = [p for p in run_dir.iterdir() if existing is None or p.name not in existing]
-    if not all(p.name == ".hydra" or p.suffix == ".log" for p in created):
-        return  # something else was written: keep everything
-    for path in created:
-        shutil.rmtree(path) if path.is_dir() else path.unlink()
-    if existing is None and not any(run_dir.iterdir()):
-        run_dir.rmdir()
+    before = _invocation.existing if _invocation.command.value("hydra.run.dir") else None
+    if remove_leftovers(run_dir, before):
         outputs = Path("outputs").resolve()
         for parent in run_dir.resolve().parents:  # outputs/runs/<env>-<algo> if Hydra made it just now
-            if parent in _EXISTING_PARENTS or not parent.is_relative_to(outputs) or any(parent.iterdir()):
+            if parent in _invocation.existing_parents or not parent.is_relative_to(outputs) or any(parent.iterdir()):
                 break
             parent.rmdir()
 
 
-def _report(run_dir: Path) -> None:
-    """The final line of a run, from the run's own record (a resumed run reports its own env and algo)."""
-    record = json.loads((run_dir / "run.json").read_text())
-    final = record["final"]
+def _report(run_dir: Path, final: dict[str, Any], env: str, algo: str, seed: int) -> None:
+    """The final line of a run, from what the run returned."""
     success = "" if final["success_rate"] is None else f", success rate {final['success_rate']:.2f}"
     log.info(
         "%s + %s, seed %d: mean return %.3f ± %.3f over %d episodes%s\nrun folder: %s",
-        record["env"],
-        record["algo"],
-        record["seed"],
+        env,
+        algo,
+        seed,
         final["mean_return"],
         final["std_return"],
         final["episodes"],
@@ -142,10 +139,13 @@ def _single_run(cfg: DictConfig, meta: dict[str, Any]) -> float:
             if cfg.resume is not None:
                 run_dir = Path(cfg.resume)
                 final = training.resume(run_dir, cfg.progress_bar, meta)
+                resumed = _invocation.resumed or {}  # a resumed run reports its own env, algo and seed
+                about = str(resumed.get("env")), str(resumed.get("algo")), int(resumed.get("seed", cfg.seed))
             else:
                 run_dir = Path(os.path.relpath(HydraConfig.get().runtime.output_dir))
                 try:
                     final = training.train(cfg, run_dir, meta)
+                    about = str(meta["env"]), str(meta["algo"]), int(cfg.seed)
                 except BaseException:
                     _remove_if_unused(run_dir)  # only when the run never started (no run.json)
                     raise
@@ -168,14 +168,14 @@ def _single_run(cfg: DictConfig, meta: dict[str, Any]) -> float:
                 file=sys.stderr,
             )
             sys.exit(130)
-    _report(run_dir)
+    _report(run_dir, final, *about)
     return float(final["mean_return"])
 
 
-def _resume_overrides(args: list[str]) -> list[str]:
+def _resume_overrides(command: CommandLine) -> list[str]:
     """For ``resume=<run_dir>``: check the target and the other overrides before Hydra creates anything,
     and point Hydra at the run's own folder without letting it write a new ``.hydra`` record there."""
-    target = next((a.split("=", 1)[1] for a in args if a.startswith("resume=")), None)
+    target = command.value("resume")
     if not target:
         return []
     run_dir = Path(target)
@@ -183,13 +183,14 @@ def _resume_overrides(args: list[str]) -> list[str]:
         raise UserError(f"resume={target}: no such folder", "give the folder of a run under outputs/runs/")
     from rlrun.run.resume import load_target
 
-    refused = [a for a in args if override_key(a) not in RESUME_OVERRIDES]
+    refused = [a for a in command.overrides if override_key(a) not in RESUME_OVERRIDES]
     if refused:
         raise UserError(
             "resume= continues a run with its own config.yaml; refusing overrides that change it: " + " ".join(refused),
             "drop them (only progress_bar= may change), or start a new run with them",
         )
     record, snapshot = load_target(run_dir)
+    _invocation.resumed = record
     if snapshot is None:
         final = record["final"]
         score = f" (mean return {final['mean_return']:.3f})" if final else ""
@@ -198,10 +199,10 @@ def _resume_overrides(args: list[str]) -> list[str]:
     return [f"hydra.run.dir={run_dir}", "hydra.output_subdir=null"]
 
 
-def _refuse_existing_run_dir(args: list[str]) -> None:
+def _refuse_existing_run_dir(command: CommandLine) -> None:
     """A new run pointed at an existing run's folder: refuse before Hydra writes its record there."""
-    target = next((a.split("=", 1)[1] for a in args if a.startswith("hydra.run.dir=")), None)
-    if target and not any(a.startswith("resume=") for a in args):
+    target = command.value("hydra.run.dir")
+    if target and command.value("resume") is None:
         from rlrun.record.run_record import refuse_existing_run
 
         refuse_existing_run(Path(target))
@@ -231,13 +232,15 @@ def main() -> None:
 
 def _main() -> None:
     _register_plugins()
-    args = [a for a in sys.argv[1:] if not a.startswith("-")]
+    global _invocation
+    command = CommandLine.parse(sys.argv[1:])  # the one place the command line is read
     with report_user_errors():
-        check_wrapper_names(sys.argv[1:])
-        check_output_folders(sys.argv[1:])
-        _refuse_existing_run_dir(args)
-        _note_existing(args)
-        sys.argv.extend(_resume_overrides(args))
+        check_wrapper_names(command)
+        check_output_folders(command)
+        _refuse_existing_run_dir(command)
+        _invocation = _Invocation.read(command)
+        resume = _resume_overrides(command)
+    sys.argv = [sys.argv[0], *command.argv, *resume]  # what Hydra reads: the command line and resume's folder
     _hydra_main()
 
 

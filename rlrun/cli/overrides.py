@@ -1,4 +1,5 @@
-"""Checks of the command line made before Hydra runs, for what Hydra would report badly or too late.
+"""The command line, read once (:class:`CommandLine`), and the checks of it made before Hydra runs, for what
+Hydra would report badly or too late.
 
 - A misspelt wrapper: Hydra fails while composing with "Could not load 'wrappers/flaten'" and, unlike
   for ``env=`` and ``algo=``, lists nothing. Here it gets the wrappers that exist (listed by Hydra's own
@@ -16,8 +17,9 @@ import argparse
 import difflib
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 
 from hydra import initialize_config_dir, initialize_config_module
@@ -26,6 +28,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 
 from rlrun.config.errors import UserError
+from rlrun.config.keys import override_key
 
 CONFIG_MODULE = "rlrun.conf"
 HYDRA_COMPOSITION_STATUS = 1  # Hydra's exit status for a config it cannot compose, kept for unknown wrappers
@@ -38,13 +41,33 @@ class UnknownOption(UserError):
     status = HYDRA_COMPOSITION_STATUS
 
 
-def _split_command_line(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
-    """Hydra's own flags that change where configs are found, and the overrides."""
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--config-dir", "-cd")
-    parser.add_argument("--config-name", "-cn")
-    flags, rest = parser.parse_known_args(argv)
-    return flags, [arg for arg in rest if not arg.startswith("-")]
+@dataclass(frozen=True)
+class CommandLine:
+    """A command line of ``rlrun`` or ``rlrun-check``, read once: Hydra's flags that change where configs are
+    found, and the overrides (``key=value`` arguments)."""
+
+    argv: tuple[str, ...]  # everything after the program's name, as typed
+    config_dir: str | None
+    config_name: str | None
+    overrides: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, argv: Sequence[str]) -> CommandLine:
+        """Split ``argv`` (without the program's name)."""
+        parser = argparse.ArgumentParser(add_help=False)
+        parser.add_argument("--config-dir", "-cd")
+        parser.add_argument("--config-name", "-cn")
+        flags, rest = parser.parse_known_args(list(argv))
+        overrides = tuple(arg for arg in rest if not arg.startswith("-"))
+        return cls(tuple(argv), flags.config_dir, flags.config_name, overrides)
+
+    def value(self, key: str) -> str | None:
+        """The value the first override of ``key`` gives it (``+key=`` too), or None."""
+        return next((o.split("=", 1)[1] for o in self.overrides if "=" in o and override_key(o) == key), None)
+
+
+def _command(argv: CommandLine | Sequence[str]) -> CommandLine:
+    return argv if isinstance(argv, CommandLine) else CommandLine.parse(argv)
 
 
 def _strings(value: object) -> Iterator[str]:
@@ -95,14 +118,15 @@ def available_wrappers(config_name: str, overrides: list[str], config_dir: str |
     return options
 
 
-def check_wrapper_names(argv: list[str], config_name: str = "config") -> None:
+def check_wrapper_names(argv: CommandLine | Sequence[str], config_name: str = "config") -> None:
     """Raise :class:`UnknownOption` for a wrapper on the command line that no config search path holds."""
-    flags, overrides = _split_command_line(argv)
+    command = _command(argv)
+    overrides = list(command.overrides)
     names = wrapper_names(overrides)
     if not names:
         return
     try:
-        available = available_wrappers(flags.config_name or config_name, overrides, flags.config_dir)
+        available = available_wrappers(command.config_name or config_name, overrides, command.config_dir)
     except Exception:  # a search path Hydra cannot read: Hydra will say so itself
         return
     unknown = [name for name in names if name not in available]
@@ -120,10 +144,9 @@ def check_wrapper_names(argv: list[str], config_name: str = "config") -> None:
     )
 
 
-def check_output_folders(argv: list[str]) -> None:
+def check_output_folders(argv: CommandLine | Sequence[str]) -> None:
     """Raise :class:`UserError` when ``hydra.run.dir``/``hydra.sweep.dir`` cannot be created or written."""
-    _, overrides = _split_command_line(argv)
-    for override in overrides:
+    for override in _command(argv).overrides:
         key, _, value = override.lstrip("+").partition("=")
         if key in OUTPUT_KEYS and value and "${" not in value:
             problem = _unwritable(Path(value))
