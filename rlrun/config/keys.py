@@ -1,4 +1,5 @@
-"""The one list of config keys that do not change what is trained, and what follows from it.
+"""The one list of config keys that do not change what is trained, and what follows from it; and the two
+halves of a command-line override in Hydra's grammar: reading its key, writing its value.
 
 ``config_hash`` leaves these keys out, sweep folder names leave them out (but ``seed``, which gets its
 own folder level), and ``resume=`` accepts none of them but ``progress_bar``. A key here names the
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
@@ -26,6 +28,24 @@ RESUME_OVERRIDES = ("resume", "progress_bar")
 def override_key(override: str) -> str:
     """The dotted key of a command-line override: ``+algo.gamma=0.9`` -> ``algo.gamma``, ``~tuned`` -> ``tuned``."""
     return override.split("=", 1)[0].lstrip("+~")
+
+
+def override_value(value: Any) -> str:
+    """A value in Hydra's override grammar: ``null``, ``true``, ``1e-05``, ``'auto_0.1'``, ``[64,64]``, ``{a:1}``.
+
+    A string is always quoted, so any characters a path or a name holds stay part of the value.
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if isinstance(value, Mapping):
+        return "{" + ",".join(f"{key}:{override_value(item)}" for key, item in value.items()) + "}"
+    return "[" + ",".join(override_value(item) for item in value) + "]"
 
 
 def is_training_key(key: str) -> bool:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import datetime
 import os
+import platform
+from pathlib import Path
+from typing import Any
 
 
 def pid_alive(pid: int) -> bool:
@@ -14,3 +18,27 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def process_alive(record: dict[str, Any]) -> bool | None:
+    """Whether the process a ``run.json`` names is alive; None for a run on another host (a cluster node),
+    whose pids cannot be checked from here."""
+    if record.get("host") != platform.node():
+        return None
+    return bool(record.get("pid")) and pid_alive(int(record["pid"]))
+
+
+def age_s(record: dict[str, Any], record_path: Path) -> float:
+    """Seconds since the run last rewrote its record (``updated``, else the file's own time)."""
+    try:
+        updated = datetime.datetime.strptime(record["updated"], "%Y-%m-%dT%H:%M:%S%z").timestamp()
+    except (KeyError, TypeError, ValueError):
+        updated = record_path.stat().st_mtime
+    return datetime.datetime.now().timestamp() - updated
+
+
+def still_running(record: dict[str, Any], record_path: Path, stale_after_s: float) -> bool:
+    """Whether a ``running`` record belongs to a live process: its pid, on this host; on another host, a
+    record rewritten less than ``stale_after_s`` ago."""
+    alive = process_alive(record)
+    return age_s(record, record_path) < stale_after_s if alive is None else alive

@@ -21,6 +21,9 @@ from rlrun.config.keys import config_hash
 from rlrun.record.files import now, write_json
 from rlrun.record.provenance import run_commit, run_versions
 
+# run.json's "status": a run is running until it ends in one of the other three
+RUN_STATUSES = ("running", "completed", "failed", "interrupted")
+
 
 def refuse_existing_run(run_dir: Path) -> None:
     """A new run never writes over another: refuse a folder that already holds a ``run.json``."""

@@ -15,7 +15,6 @@ pids cannot be checked from here) while its ``run.json`` was ``updated`` less th
 
 from __future__ import annotations
 
-import datetime
 import platform
 import shutil
 from dataclasses import dataclass
@@ -23,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from rlrun.config.errors import UserError
-from rlrun.record.files import read_json
-from rlrun.record.liveness import pid_alive
+from rlrun.record.files import ATTEMPTS, read_json
+from rlrun.record.leftovers import remove_leftovers
+from rlrun.record.liveness import age_s, still_running
 
 TRAIN, RESUME, RERUN, SKIP, REFUSE = "train", "resume", "rerun", "skip", "refuse"
 LAUNCHED = (TRAIN, RESUME, RERUN)
-ATTEMPTS = "attempts"
 
 
 @dataclass
@@ -66,7 +65,7 @@ def refuse_common_mistake(jobs: list[Job]) -> None:
     """A mistake that every job of the sweep shares (a bad value, an env that cannot be made): stop before
     any job starts. Checks one config after the other and stops at the first that passes; the jobs whose
     config fails then record it as their own failure."""
-    from rlrun.run.train import preflight  # SB3 and torch
+    from rlrun.checks.preflight import preflight  # SB3 and torch
 
     if not jobs or any(job.action not in LAUNCHED for job in jobs):
         return
@@ -83,22 +82,6 @@ def refuse_common_mistake(jobs: list[Job]) -> None:
     raise UserError("every job of this sweep fails its checks:\n" + "\n".join(dict.fromkeys(problems.values())))
 
 
-def _age_s(record: dict[str, Any], record_path: Path) -> float:
-    """Seconds since the run last rewrote its record (``updated``, else the file's own time)."""
-    try:
-        updated = datetime.datetime.strptime(record["updated"], "%Y-%m-%dT%H:%M:%S%z").timestamp()
-    except (KeyError, TypeError, ValueError):
-        updated = record_path.stat().st_mtime
-    return datetime.datetime.now().timestamp() - updated
-
-
-def still_running(record: dict[str, Any], record_path: Path, stale_after_s: float) -> bool:
-    """Whether a ``running`` record belongs to a live process."""
-    if record.get("host") == platform.node():
-        return bool(record.get("pid")) and pid_alive(int(record["pid"]))
-    return _age_s(record, record_path) < stale_after_s
-
-
 def _has_snapshot(path: Path) -> bool:
     from rlrun.run.snapshots import newest_complete  # SB3 and torch: only when there is something to resume
 
@@ -110,7 +93,7 @@ def _running_reason(path: Path, record: dict[str, Any], record_path: Path, stale
     if host == platform.node():
         return f"{path} is still running (pid {pid}): stop it first (kill {pid}) or let it finish"
     return (
-        f"{path} is still running on {host} (its run.json was updated {_age_s(record, record_path):.0f} s ago); "
+        f"{path} is still running on {host} (its run.json was updated {age_s(record, record_path):.0f} s ago); "
         f"it counts as stopped once that is older than hydra.sweeper.stale_after_s={stale_after_s:g}"
     )
 
@@ -157,7 +140,5 @@ def keep_attempt(job: Job) -> Path:
 def remove_unstarted(job: Job) -> None:
     """Remove the folder Hydra made for a job the stopped sweep never started (only when this
     invocation created it and it holds nothing but Hydra's record and log)."""
-    if job.existed or not job.path.is_dir() or (job.path / "run.json").exists():
-        return
-    if all(p.name == ".hydra" or p.suffix == ".log" for p in job.path.iterdir()):
-        shutil.rmtree(job.path)
+    if not job.existed:
+        remove_leftovers(job.path)

@@ -14,13 +14,14 @@ from typing import Any
 from rlrun.record.files import now, read_json, write_json
 from rlrun.sweep.plan import LAUNCHED, REFUSE, SKIP, Job
 
-STATUSES = ("completed", "skipped", "failed", "interrupted", "refused", "not_started")
+# A job's status in sweep.json: how its run ended (run.json's status) or what this invocation did instead
+JOB_STATUSES = ("completed", "skipped", "failed", "interrupted", "refused", "not_started")
 _ENDED = ("completed", "failed", "interrupted")
 LOG_NAME = "rlrun.log"  # hydra.job.name in conf/config.yaml
 
 
 @dataclass
-class Outcome:
+class JobOutcome:
     """How one job of this invocation ended."""
 
     status: str
@@ -52,21 +53,21 @@ class Watcher:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="rlrun-sweep-watcher", daemon=True)
 
-    def outcome(self, job: Job) -> Outcome:
+    def outcome(self, job: Job) -> JobOutcome:
         """The job's status in this invocation, from its ``run.json``."""
         if job.action == SKIP:
             record = read_json(job.path / "run.json")
-            return Outcome("skipped", None, record.get("wall_s") if record else None, record)
+            return JobOutcome("skipped", None, record.get("wall_s") if record else None, record)
         if job.action == REFUSE:
-            return Outcome("refused", job.reason, None, None)
+            return JobOutcome("refused", job.reason, None, None)
         record = read_json(job.path / "run.json")
         if record is None or _stamp(job) == self.before[job.folder]:
-            return Outcome("not_started", None, None, record)
+            return JobOutcome("not_started", None, None, record)
         status = record.get("status")
         if status == "running":  # its process ended without a word: killed
             error = "the job's process ended without recording an outcome; the same command continues it"
-            return Outcome("interrupted", error, record.get("wall_s"), record)
-        return Outcome(str(status), _last_line(record.get("error")), record.get("wall_s"), record)
+            return JobOutcome("interrupted", error, record.get("wall_s"), record)
+        return JobOutcome(str(status), _last_line(record.get("error")), record.get("wall_s"), record)
 
     def start(self) -> None:
         self._thread.start()
@@ -95,7 +96,7 @@ class Watcher:
                 print(f"[{len(self.reported)}/{len(self.jobs)}] {job_line(job, outcome)}", flush=True)
 
 
-def job_line(job: Job, outcome: Outcome) -> str:
+def job_line(job: Job, outcome: JobOutcome) -> str:
     """``<folder>: <status>, <final score>, <wall time>`` (the error and the log for a failed job)."""
     parts = [f"{job.folder}: {outcome.status}"]
     record = outcome.record or {}
@@ -114,10 +115,10 @@ def job_line(job: Job, outcome: Outcome) -> str:
 
 
 def sweep_json(
-    sweep_dir: Path, jobs: list[Job], outcomes: list[Outcome], info: dict[str, Any], started: str
+    sweep_dir: Path, jobs: list[Job], outcomes: list[JobOutcome], info: dict[str, Any], started: str
 ) -> dict[str, Any]:
     """The content of ``sweep.json`` (format in DESIGN.md, "Sweeps")."""
-    counts = {"planned": len(jobs), **{status: 0 for status in STATUSES}}
+    counts = {"planned": len(jobs), **{status: 0 for status in JOB_STATUSES}}
     for outcome in outcomes:
         counts[outcome.status] = counts.get(outcome.status, 0) + 1
     return {
@@ -156,7 +157,7 @@ def jobs_word(count: int) -> str:
 def summary(sweep_dir: Path, data: dict[str, Any], jobs: list[Job]) -> str:
     """Counts by status, then each job that did not end well, with the last line of its error and its log."""
     counts = data["counts"]
-    ended = ", ".join(f"{counts[s]} {s.replace('_', ' ')}" for s in STATUSES if counts[s])
+    ended = ", ".join(f"{counts[s]} {s.replace('_', ' ')}" for s in JOB_STATUSES if counts[s])
     lines = [f"sweep {sweep_dir} ({data['launcher']} launcher): {jobs_word(counts['planned'])}: {ended or 'none run'}"]
     for job, entry in zip(jobs, data["jobs"], strict=True):
         if entry["status"] in ("failed", "interrupted", "refused"):

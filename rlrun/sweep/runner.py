@@ -27,6 +27,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from rlrun.config.keys import override_value
 from rlrun.process import gc_pause
 from rlrun.process.signals import handling
 from rlrun.record.files import now
@@ -64,14 +65,10 @@ class StopRequest:
         )
 
 
-def _quote(value: str) -> str:
-    """A value for Hydra's override grammar, whatever characters a path holds."""
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
 def launch_overrides(job: Job, sweep_dir: Path) -> list[str]:
     """The job's overrides plus its folder, given explicitly so that every worker process agrees on it."""
-    return [*job.overrides, f"hydra.sweep.dir={_quote(str(sweep_dir))}", f"hydra.sweep.subdir={_quote(job.folder)}"]
+    folder = [f"hydra.sweep.dir={override_value(str(sweep_dir))}", f"hydra.sweep.subdir={override_value(job.folder)}"]
+    return [*job.overrides, *folder]
 
 
 def _announce(sweep_dir: Path, jobs: list[Job]) -> None:

@@ -8,7 +8,6 @@ still make a table.
 
 from __future__ import annotations
 
-import csv
 import json
 import logging
 import math
@@ -21,13 +20,11 @@ from typing import Any
 import yaml
 
 from rlrun.config.errors import UserError
-from rlrun.record.files import EVAL_CSV_HEADER
+from rlrun.record.files import ATTEMPTS, parse_eval_csv
+from rlrun.record.run_record import RUN_STATUSES
 
 log = logging.getLogger("rlrun.table")
 
-STATUSES = ("running", "completed", "failed", "interrupted")
-ATTEMPTS = "attempts"  # <job>/attempts/<k>/: a sweep job's earlier, failed attempts
-_EVAL_COLUMNS = EVAL_CSV_HEADER.strip().split(",")
 MISSING = object()  # a dotted key absent from a config
 
 
@@ -165,8 +162,8 @@ def _check_record(record: Any) -> None:
     for key, kind in expected.items():
         if not isinstance(record.get(key), kind) or isinstance(record.get(key), bool):
             raise Damaged(f"run.json has no valid {key!r}")
-    if record.get("status") not in STATUSES:
-        raise Damaged(f"run.json has status {record.get('status')!r}, not one of {', '.join(STATUSES)}")
+    if record.get("status") not in RUN_STATUSES:
+        raise Damaged(f"run.json has status {record.get('status')!r}, not one of {', '.join(RUN_STATUSES)}")
     for key in ("wall_s", "fps"):
         if record.get(key) is not None and not _is_number(record[key]):
             raise Damaged(f"run.json has a non-numeric {key!r}")
@@ -182,14 +179,11 @@ def _check_record(record: Any) -> None:
 def read_curve(path: Path) -> Curve:
     """``eval.csv`` as columns, sorted by env steps; raises :class:`Damaged` when it cannot be parsed."""
     try:
-        with open(path, newline="") as f:
-            reader = csv.DictReader(f)
-            if reader.fieldnames is None or not set(_EVAL_COLUMNS) <= set(reader.fieldnames):
-                raise Damaged(f"eval.csv lacks the header {','.join(_EVAL_COLUMNS)}")
-            rows = sorted(
-                (int(row["timesteps"]), float(row["mean_return"]), float(s) if (s := row["success_rate"]) else None)
-                for row in reader
-            )
-    except (OSError, UnicodeDecodeError, ValueError, TypeError, csv.Error) as error:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as error:
         raise Damaged(f"eval.csv cannot be parsed ({error})") from None
+    try:
+        rows = sorted((row.timesteps, row.mean_return, row.success_rate) for row in parse_eval_csv(text))
+    except ValueError as error:
+        raise Damaged(str(error)) from None
     return Curve(tuple(r[0] for r in rows), tuple(r[1] for r in rows), tuple(r[2] for r in rows))

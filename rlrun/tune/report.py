@@ -21,6 +21,7 @@ import optuna
 from omegaconf import DictConfig, OmegaConf
 
 from rlrun.config.keys import NON_TRAINING_KEYS
+from rlrun.record.files import ATTEMPTS
 from rlrun.tune.runs import SeedRun, cores, run_all
 from rlrun.tune.study import Setup
 
@@ -81,7 +82,7 @@ def _set_aside(run: SeedRun, study_dir: Path) -> None:
     """Move an unfinished validation run out of the way (kept under ``attempts/``), to train it again."""
     if not run.folder.exists():
         return
-    attempts = study_dir / "attempts" / run.folder.relative_to(study_dir / "validation")
+    attempts = study_dir / ATTEMPTS / run.folder.relative_to(study_dir / "validation")
     k = 0
     while (attempts / str(k)).exists():
         k += 1

@@ -9,36 +9,20 @@ Each run follows the run-directory contract in its own folder, so a trial's seed
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from rlrun.record.files import EvalRow, parse_eval_csv, read_json
 
 STOP_GRACE_S = 30.0  # time a stopped run gets to write its snapshot before SIGKILL
 POLL_S = 0.5  # how often running runs are looked at
 OUTPUT_LOG = "output.log"  # a run's stdout and stderr, beside its run.json
-
-
-def iqm(values: Sequence[float]) -> float:
-    """Interquartile mean (DESIGN.md, "Statistics in tables")."""
-    from scipy import stats
-
-    return float(stats.trim_mean(list(values), 0.25))
-
-
-@dataclass(frozen=True)
-class EvalRow:
-    """One periodic evaluation of ``eval.csv``."""
-
-    timesteps: int
-    mean_return: float
-    success_rate: float | None
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
@@ -76,8 +60,8 @@ class SeedRun:
         if not path.is_file():
             return
         text = path.read_text()
-        lines = text.splitlines()[1 : text.count("\n")]  # complete rows only, without the header
-        self.rows = [_row(line) for line in lines if line.strip()]
+        complete = text[: text.rfind("\n") + 1]  # a row still being written is read at the next poll
+        self.rows = parse_eval_csv(complete) if complete else []
 
     def stop(self) -> None:
         """Stop the run (see :func:`stop_runs`)."""
@@ -85,11 +69,7 @@ class SeedRun:
 
     def record(self) -> dict[str, Any] | None:
         """The run's ``run.json``, or None if it has none."""
-        path = self.folder / "run.json"
-        try:
-            return json.loads(path.read_text()) if path.is_file() else None
-        except ValueError:
-            return None
+        return read_json(self.folder / "run.json")
 
     def error(self) -> str:
         """Why the run failed: ``run.json``'s error, else the last line it printed."""
@@ -100,11 +80,6 @@ class SeedRun:
         lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()] if log.is_file() else []
         status = self.process.returncode if self.process else None
         return lines[-1].strip() if lines else f"exit status {status}"
-
-
-def _row(line: str) -> EvalRow:
-    timesteps, mean_return, _std, success, *_ = line.split(",")
-    return EvalRow(int(timesteps), float(mean_return), float(success) if success else None)
 
 
 def stop_runs(runs: Sequence[SeedRun]) -> None:

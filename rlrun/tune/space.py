@@ -19,7 +19,7 @@ import optuna
 from omegaconf import DictConfig, OmegaConf
 
 from rlrun.config.errors import Problem, UserError
-from rlrun.config.keys import is_training_key
+from rlrun.config.keys import is_training_key, override_value
 
 FIELDS = {"float": ("low", "high", "log"), "int": ("low", "high", "step", "log"), "categorical": ("choices",)}
 EXAMPLE = "e.g. algo.learning_rate: {type: float, low: 1.0e-5, high: 1.0e-2, log: true}"
@@ -55,21 +55,6 @@ class Param:
         """The values checked before training: both bounds, or every choice."""
         d = self.distribution
         return list(self.choices) if self.choices else [d.low, d.high]  # type: ignore[attr-defined]
-
-
-def override_value(value: Any) -> str:
-    """A value in Hydra's override grammar: ``null``, ``true``, ``1e-05``, ``'auto_0.1'``, ``[64,64]``, ``{a:1}``."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-    if isinstance(value, Mapping):
-        return "{" + ",".join(f"{key}:{override_value(item)}" for key, item in value.items()) + "}"
-    return "[" + ",".join(override_value(item) for item in value) + "]"
 
 
 def override(cfg: DictConfig, key: str, value: Any) -> str:

@@ -26,7 +26,7 @@ from rlrun.config.errors import UserError
 from rlrun.record.liveness import pid_alive
 from rlrun.tune.runs import POLL_S
 from rlrun.tune.space import Param, override
-from rlrun.tune.trial import HOST, PID, Outcome, TrialRun
+from rlrun.tune.trial import HOST, PID, TrialOutcome, TrialRun
 
 log = logging.getLogger("rlrun.tune")
 
@@ -197,7 +197,7 @@ def _next_trial(setup: Setup, study: optuna.Study, storage: optuna.storages.Base
     return TrialRun(trial, folder, setup.tune["seeds"], args, setup.tune["objective"])
 
 
-def _finish(study: optuna.Study, run: TrialRun, outcome: Outcome) -> None:
+def _finish(study: optuna.Study, run: TrialRun, outcome: TrialOutcome) -> None:
     number = run.trial.number
     if outcome.state == TrialState.FAIL:
         run.trial.set_user_attr("error", outcome.error)

@@ -19,7 +19,8 @@ import numpy as np
 import optuna
 from optuna.trial import TrialState
 
-from rlrun.tune.runs import EvalRow, SeedRun, iqm, stop_runs
+from rlrun.record.files import EvalRow
+from rlrun.tune.runs import SeedRun, stop_runs
 
 OBJECTIVES = ("iqm", "auc", "success")
 HOST, PID = socket.gethostname(), os.getpid()
@@ -30,7 +31,7 @@ class TrialError(Exception):
 
 
 @dataclass
-class Outcome:
+class TrialOutcome:
     """How a trial ended: Optuna's state, its score or last reported value, and the error of a failure."""
 
     state: TrialState
@@ -48,25 +49,28 @@ def _curve_value(objective: str, rows: list[EvalRow]) -> float | None:
 
 def intermediate(objective: str, rows_by_seed: Sequence[list[EvalRow]], step: int) -> float | None:
     """The IQM over seeds at ``step``, or None where a seed reports no success rate."""
+    from rlrun.table.stats import iqm  # scipy: once a trial reports
+
     values = [_curve_value(objective, [row for row in rows if row.timesteps <= step]) for rows in rows_by_seed]
-    return None if any(value is None for value in values) else iqm([v for v in values if v is not None])
+    return None if any(value is None for value in values) else float(iqm([v for v in values if v is not None]))
 
 
 def score(objective: str, records: Sequence[dict[str, Any]], rows_by_seed: Sequence[list[EvalRow]]) -> float:
     """The trial's score from its seeds' ``run.json`` (and ``eval.csv`` for ``auc``)."""
+    from rlrun.table.stats import iqm  # scipy: once a trial is scored
+
     finals = [record["final"] for record in records]
     if objective == "success":
         if any(final["success_rate"] is None for final in finals):
             raise TrialError("the env reports no success (info['is_success']): use tune.objective=iqm or auc")
-        return iqm([final["success_rate"] for final in finals])
-    if objective == "auc":
-        return iqm(
-            [
-                _curve_value("auc", rows) or final["mean_return"]
-                for final, rows in zip(finals, rows_by_seed, strict=True)
-            ]
-        )
-    return iqm([final["mean_return"] for final in finals])
+        values = [final["success_rate"] for final in finals]
+    elif objective == "auc":
+        values = [
+            _curve_value("auc", rows) or final["mean_return"] for final, rows in zip(finals, rows_by_seed, strict=True)
+        ]
+    else:
+        values = [final["mean_return"] for final in finals]
+    return float(iqm(values))
 
 
 class TrialRun:
@@ -84,13 +88,13 @@ class TrialRun:
         for run in self.runs:
             run.start()
 
-    def poll(self) -> Outcome | None:
+    def poll(self) -> TrialOutcome | None:
         """The outcome once the trial has ended (or been pruned, or failed), else None."""
         statuses = [run.poll() for run in self.runs]
         failed = next((run for run, status in zip(self.runs, statuses, strict=True) if status not in (None, 0)), None)
         if failed is not None:
             self.stop()
-            return Outcome(TrialState.FAIL, error=f"seed {failed.seed}: {failed.error()}")
+            return TrialOutcome(TrialState.FAIL, error=f"seed {failed.seed}: {failed.error()}")
         pruned = self._report()
         if pruned is not None or None in statuses:
             return pruned
@@ -99,11 +103,11 @@ class TrialRun:
         try:
             if any(record.get("status") != "completed" for record in records):
                 raise TrialError("a seed ended without completing (see its run.json)")
-            return Outcome(TrialState.COMPLETE, score(self.objective, records, rows))
+            return TrialOutcome(TrialState.COMPLETE, score(self.objective, records, rows))
         except TrialError as error:
-            return Outcome(TrialState.FAIL, error=str(error))
+            return TrialOutcome(TrialState.FAIL, error=str(error))
 
-    def _report(self) -> Outcome | None:
+    def _report(self) -> TrialOutcome | None:
         """Report each step every seed has reached; a PRUNED outcome when the pruner says so."""
         common = set.intersection(*({row.timesteps for row in run.rows} for run in self.runs))
         for step in sorted(s for s in common if s > self.reported):
@@ -114,7 +118,7 @@ class TrialRun:
             self.trial.report(value, step)
             if self.trial.should_prune():
                 self.stop()
-                return Outcome(TrialState.PRUNED, value, step)
+                return TrialOutcome(TrialState.PRUNED, value, step)
         return None
 
     def stop(self) -> None:

@@ -10,7 +10,7 @@ import torch
 from omegaconf import DictConfig, open_dict
 from stable_baselines3 import PPO
 
-from rlrun.config.keys import config_hash, is_training_key, training_overrides
+from rlrun.config.keys import config_hash, is_training_key, override_key, override_value, training_overrides
 from rlrun.run.train import train
 
 
@@ -76,3 +76,37 @@ def test_runs_differing_only_in_such_keys_train_bit_identical_parameters(
     assert all(torch.equal(params[0][k], params[1][k]) for k in params[0])
     hashes = [(tmp_path / run / "run.json").read_text().split('"config_hash": "')[1][:64] for run in ("a", "b")]
     assert hashes[0] == hashes[1]
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (None, "null"),
+        (True, "true"),
+        (1e-05, "1e-05"),
+        (64, "64"),
+        ("auto_0.1", "'auto_0.1'"),
+        ("/tmp/it's a b=c,d", r"'/tmp/it\'s a b=c,d'"),
+        ([64, 64], "[64,64]"),
+        ({"a": 1, "b": [None, "x"]}, "{a:1,b:[null,'x']}"),
+    ],
+    ids=["null", "bool", "float", "int", "string", "path", "list", "mapping"],
+)
+def test_a_value_is_written_in_hydras_override_grammar(value: object, text: str) -> None:
+    assert override_value(value) == text
+
+
+def test_hydra_reads_back_the_value_written(tmp_path: Path) -> None:
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    folder = str(tmp_path / "it's [a] {b}, c=d")
+    (parsed,) = OverridesParser.create().parse_overrides([f"hydra.sweep.dir={override_value(folder)}"])
+    assert parsed.value() == folder
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [("algo.gamma=0.9", "algo.gamma"), ("+algo.x=1", "algo.x"), ("++a.b=c=d", "a.b"), ("~tuned", "tuned")],
+)
+def test_the_key_of_an_override(override: str, key: str) -> None:
+    assert override_key(override) == key

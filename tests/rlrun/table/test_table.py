@@ -19,6 +19,7 @@ from scipy import stats
 from rlrun.cli.table import main
 from rlrun.config.errors import UserError
 from rlrun.table.files import COLUMNS, write_section
+from rlrun.table.runs import Damaged, read_run
 from rlrun.table.write import group_names, write_tables
 
 HEADER = "timesteps,mean_return,std_return,success_rate,wall_s\n"
@@ -211,30 +212,12 @@ def test_two_calls_give_the_same_bytes(tmp_path: Path) -> None:
 
 
 def test_groups_by_hash_never_mixing_budgets_and_by_keys(tmp_path: Path) -> None:
+    lr1, lr2 = "algo.learning_rate=0.1", "algo.learning_rate=0.2"
     for seed in range(2):
-        make_run(
-            tmp_path / f"s/lr1/seed-{seed}",
-            seed,
-            1.0 + seed,
-            overrides=["algo.learning_rate=0.1"],
-            config_hash="1" * 64,
-        )
-        make_run(
-            tmp_path / f"s/lr2/seed-{seed}",
-            seed,
-            3.0 + seed,
-            overrides=["algo.learning_rate=0.2"],
-            config_hash="2" * 64,
-        )
-        make_run(
-            tmp_path / f"s/long/seed-{seed}",
-            seed,
-            9.0,
-            overrides=["algo.learning_rate=0.1", "total_timesteps=2000"],
-            config_hash="3" * 64,
-            total_timesteps=2000,
-            n_steps=16,
-        )
+        make_run(tmp_path / f"s/lr1/seed-{seed}", seed, 1.0 + seed, overrides=[lr1], config_hash="1" * 64)
+        make_run(tmp_path / f"s/lr2/seed-{seed}", seed, 3.0 + seed, overrides=[lr2], config_hash="2" * 64)
+        long = {"overrides": [lr1, "total_timesteps=2000"], "total_timesteps": 2000, "n_steps": 16}
+        make_run(tmp_path / f"s/long/seed-{seed}", seed, 9.0, config_hash="3" * 64, **long)
     write_tables([tmp_path / "s"], tmp_path)
     rows = read_rows(tmp_path)
     assert list(rows) == [  # budgets differ within cartpole-ppo: every name shows its budget
@@ -285,6 +268,24 @@ def test_damaged_runs_are_left_out_with_one_warning_each(tmp_path: Path, caplog:
     row = read_rows(tmp_path / "out")["cartpole-ppo"]
     assert (row["seeds_completed"], row["seeds_planned"], row["return_mean"]) == ("3", "5", "10.0")
     assert all(str(g) not in " ".join(warnings) for g in good)
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("", "eval.csv lacks the header timesteps,mean_return,std_return,success_rate,wall_s"),
+        (HEADER + "64,high,0.0,,1.0\n", "eval.csv cannot be parsed (could not convert string to float: 'high')"),
+        (b"\xff\xfe", "eval.csv cannot be parsed ('utf-8' codec can't decode"),
+    ],
+    ids=["empty", "bad-number", "not-text"],
+)
+def test_an_eval_csv_that_cannot_be_read_says_why(tmp_path: Path, text: str | bytes, reason: str) -> None:
+    folder = make_run(tmp_path / "run", 0, 1.0)
+    csv_path = folder / "eval.csv"
+    csv_path.write_bytes(text) if isinstance(text, bytes) else csv_path.write_text(text)
+    with pytest.raises(Damaged) as damaged:
+        read_run(folder)
+    assert str(damaged.value).startswith(reason)
 
 
 def test_seeds_planned_come_from_sweep_json(tmp_path: Path) -> None:

@@ -24,7 +24,9 @@ from optuna.trial import TrialState
 
 from rlrun.cli import tune
 from rlrun.config.errors import UserError
+from rlrun.record.files import EVAL_CSV_HEADER, EvalRow
 from rlrun.tune import space as tune_space
+from rlrun.tune.runs import SeedRun
 from tests.rlrun.helpers import compose_config
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -222,6 +224,19 @@ def test_a_trial_left_running_by_a_dead_process_is_tried_again(tmp_path: Path) -
     assert [t.state for t in trials] == [TrialState.FAIL, TrialState.COMPLETE]
     assert "abandoned" in trials[0].user_attrs and trials[1].user_attrs["retry_of"] == 0
     assert trials[1].params == trials[0].params
+
+
+def test_a_seed_reports_only_the_complete_rows_of_its_eval_csv(tmp_path: Path) -> None:
+    run = SeedRun(tmp_path, 0, [])
+    run.process = subprocess.Popen([sys.executable, "-c", "pass"])
+    run.process.wait()
+    assert run.poll() == 0 and run.rows == []  # no eval.csv yet
+    (tmp_path / "eval.csv").write_text("timesteps,mean_return,std_return,succ")
+    assert run.poll() == 0 and run.rows == []  # the header is being written
+    (tmp_path / "eval.csv").write_text(EVAL_CSV_HEADER + "64,1.5,0.0,,1.0\n128,2.")
+    assert run.poll() == 0 and run.rows == [EvalRow(64, 1.5, None)]  # the second row is being written
+    (tmp_path / "eval.csv").write_text(EVAL_CSV_HEADER + "64,1.5,0.0,,1.0\n128,2.5,0.0,1.0,2.0\n")
+    assert run.poll() == 0 and run.rows == [EvalRow(64, 1.5, None), EvalRow(128, 2.5, 1.0)]
 
 
 SHIPPED = {
