@@ -131,7 +131,7 @@ def _makers(env_id: str, copies: int) -> dict[str, Callable[[], VecEnv]]:
     makers: dict[str, Callable[[], VecEnv]] = {
         "dummy": lambda: DummyVecEnv([lambda: gym.make(env_id) for _ in range(copies)]),
     }
-    if env_id in batched.NATIVE:
+    if env_id in batched.ENV_CLASSES:
         makers["native"] = lambda: batched.make_vec_env(env_id, copies, seed=0)
     return makers
 

@@ -1,4 +1,4 @@
-"""Native batched versions of the rlrun envs: numpy arrays for all copies, exposed as SB3 ``VecEnv``\\ s.
+"""Batched versions of the rlrun envs: numpy arrays for all copies, exposed as SB3 ``VecEnv``\\ s.
 
 Each steps ``n_envs`` copies of one env with array operations instead of one Python call per copy, so a
 thousand copies cost about what a few cost through ``DummyVecEnv`` (see BENCHMARKS.md). They are faithful
@@ -29,20 +29,20 @@ from .room import BatchedRoomToy
 from .wrappers import UnsupportedWrapper, wrap
 
 __all__ = [
-    "NATIVE",
+    "ENV_CLASSES",
     "BatchedGridWorld",
     "BatchedPointEnv",
     "BatchedPointGoal",
     "BatchedRoomToy",
     "BatchedVecEnv",
-    "NoNativeVersion",
+    "NoBatchedVersion",
     "UnsupportedWrapper",
     "make_vec_env",
     "wrap",
 ]
 
 # Gymnasium id -> its batched class.
-NATIVE: dict[str, type[BatchedVecEnv]] = {
+ENV_CLASSES: dict[str, type[BatchedVecEnv]] = {
     "rlrun/PointEnv-v0": BatchedPointEnv,
     "rlrun/GridWorld-v0": BatchedGridWorld,
     "rlrun/PointGoal-v0": BatchedPointGoal,
@@ -50,13 +50,13 @@ NATIVE: dict[str, type[BatchedVecEnv]] = {
 }
 
 
-class NoNativeVersion(ValueError):
+class NoBatchedVersion(ValueError):
     """An env id that has no batched version."""
 
     def __init__(self, env_id: str) -> None:
         """Name the id, the ids that have a batched version, and the way out."""
         super().__init__(
-            f"{env_id!r} has no native batched version; the ids that have one are {', '.join(NATIVE)}. "
+            f"{env_id!r} has no native batched version; the ids that have one are {', '.join(ENV_CLASSES)}. "
             "Use env.vectorization=gym (one Gymnasium env per copy) for other envs"
         )
         self.env_id = env_id
@@ -70,11 +70,11 @@ def make_vec_env(
     ``max_episode_steps`` defaults to the registration's time limit, as ``gym.make`` does; ``kwargs`` are
     the env's constructor arguments. Like SB3's ``make_vec_env`` the action space is seeded with ``seed``.
     """
-    if env_id not in NATIVE:
-        raise NoNativeVersion(env_id)
+    if env_id not in ENV_CLASSES:
+        raise NoBatchedVersion(env_id)
     if max_episode_steps is None:
         max_episode_steps = gym.spec(env_id).max_episode_steps
-    venv = NATIVE[env_id](n_envs, max_episode_steps, **kwargs)
+    venv = ENV_CLASSES[env_id](n_envs, max_episode_steps, **kwargs)
     if seed is not None:
         venv.seed(seed)
         venv.action_space.seed(seed)

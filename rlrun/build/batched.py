@@ -28,11 +28,11 @@ def problems(cfg: DictConfig) -> list[Problem]:
     if str(cfg.env.get("vectorization", "gym")).lower() != "native":
         return []
     found: list[Problem] = []
-    if cfg.env.id not in batched.NATIVE:
+    if cfg.env.id not in batched.ENV_CLASSES:
         found.append(
             (
                 f"env.vectorization=native: env.id={cfg.env.id!r} has no native batched version "
-                f"(those with one: {', '.join(batched.NATIVE)})",
+                f"(those with one: {', '.join(batched.ENV_CLASSES)})",
                 "use env.vectorization=gym for this env",
             )
         )
@@ -74,7 +74,7 @@ def make_vec(cfg: DictConfig, wrappers: list[tuple[str, Wrapper]]) -> VecEnv:
     kwargs = cast(dict[str, Any], OmegaConf.to_container(env_cfg.kwargs, resolve=True))
     try:
         venv: VecEnv = batched.make_vec_env(env_cfg.id, env_cfg.n_envs, cfg.seed, env_cfg.max_episode_steps, **kwargs)
-    except batched.NoNativeVersion as error:
+    except batched.NoBatchedVersion as error:
         raise UserError(str(error), "use env.vectorization=gym for this env") from None
     except (TypeError, ValueError) as error:
         raise UserError(

@@ -26,7 +26,7 @@ from stable_baselines3.common.preprocessing import is_image_space
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecNormalize
 
 import rlrun.envs  # noqa: F401  (registers rlrun/* ids, also in subprocess workers that unpickle this module)
-from rlrun.build import batched as native
+from rlrun.build import batched
 from rlrun.build.nan import CheckNan
 from rlrun.config.errors import UserError
 from rlrun.config.upgrade import load_pickle
@@ -169,7 +169,7 @@ def make_train_env(cfg: DictConfig, normalizer: Path | None = None) -> VecEnv:
     ``normalizer``: saved VecNormalize statistics to continue from (a resumed run).
     """
     if cfg.env.get("vectorization", "gym") == "native":  # one numpy-batched VecEnv (rlrun/build/batched.py)
-        venv = native.make_vec(cfg, make_wrappers(cfg.wrappers))
+        venv = batched.make_vec(cfg, make_wrappers(cfg.wrappers))
     else:
         venv = make_vec(cfg, cfg.env.n_envs, cfg.seed, cfg.env.vec_env)
     if cfg.check_nan:

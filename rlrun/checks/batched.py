@@ -18,7 +18,7 @@ import numpy as np
 from omegaconf import DictConfig
 from stable_baselines3.common.vec_env import VecEnv
 
-from rlrun.build import batched as native
+from rlrun.build import batched
 from rlrun.build import envs as build
 from rlrun.checks.env import PASS, SKIP, Result, fail, show
 from rlrun.envs.batched import BatchedVecEnv
@@ -36,8 +36,8 @@ def _differs(a: Any, b: Any) -> str | None:
     return None if unequal.size == 0 else f"env copy {unequal[0]}: {show(a[unequal[0]])} vs {show(b[unequal[0]])}"
 
 
-def _step_difference(native_step: tuple[Any, ...], gym_step: tuple[Any, ...]) -> str | None:
-    (obs_n, rew_n, done_n, infos_n), (obs_g, rew_g, done_g, infos_g) = native_step, gym_step
+def _step_difference(batched_step: tuple[Any, ...], gym_step: tuple[Any, ...]) -> str | None:
+    (obs_n, rew_n, done_n, infos_n), (obs_g, rew_g, done_g, infos_g) = batched_step, gym_step
     if where := _differs(obs_n, obs_g):
         return f"observations differ ({where})"
     if not np.allclose(rew_n, rew_g, rtol=1e-6, atol=0):  # a reward wrapper may round once more
@@ -55,11 +55,11 @@ def _step_difference(native_step: tuple[Any, ...], gym_step: tuple[Any, ...]) ->
 
 
 def agreement(cfg: DictConfig, steps: int) -> Result:
-    """Step the native training envs next to the gym ones for ``steps`` env steps (all copies together)."""
+    """Step the batched training envs next to the gym ones for ``steps`` env steps (all copies together)."""
     if str(cfg.env.get("vectorization", "gym")).lower() != "native":
         return Result(NAME, SKIP, "env.vectorization=gym")
     n = cfg.env.n_envs
-    ours = native.make_vec(cfg, build.make_wrappers(cfg.wrappers))
+    ours = batched.make_vec(cfg, build.make_wrappers(cfg.wrappers))
     with closing(ours), closing(build.make_vec(cfg, n, cfg.seed)) as theirs:
         return _compare(ours, theirs, steps, cfg.seed)
 

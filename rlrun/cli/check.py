@@ -25,7 +25,7 @@ from omegaconf import DictConfig
 
 from rlrun.build import batched
 from rlrun.build import envs as build
-from rlrun.checks import batched as native_checks
+from rlrun.checks import batched as batched_checks
 from rlrun.checks import constructor as constructor_checks
 from rlrun.checks import env as env_checks
 from rlrun.checks import rules as validate
@@ -105,7 +105,7 @@ def run_checks(cfg: DictConfig, with_algo: bool) -> list[Result]:
                 results.append(Result("algorithm", SKIP, "no algo= on the command line (e.g. add algo=ppo)"))
             results += _guarded("random rollout", env_checks.rollout, cfg, steps)
             if cfg.env.vectorization == "native":  # the batched training envs against the gym ones
-                results += _guarded(native_checks.NAME, native_checks.agreement, cfg, steps)
+                results += _guarded(batched_checks.NAME, batched_checks.agreement, cfg, steps)
     return results
 
 

@@ -92,7 +92,7 @@ def sync_normalization(train_env: VecEnv, eval_env: VecEnv) -> None:
     """Give the eval env the training envs' current VecNormalize statistics.
 
     Unlike SB3's ``sync_envs_normalization`` this does not need both stacks wrapped alike: the training
-    envs may carry wrappers the eval env has not (``check_nan``'s ``VecCheckNan``, a native VecEnv).
+    envs may carry wrappers the eval env has not (``check_nan``'s ``VecCheckNan``, a batched VecEnv).
     """
     source, target = unwrap_vec_normalize(train_env), unwrap_vec_normalize(eval_env)
     if source is not None and target is not None:

@@ -8,7 +8,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from rlrun.envs.batched import NATIVE, BatchedRoomToy, NoNativeVersion, make_vec_env
+from rlrun.envs.batched import ENV_CLASSES, BatchedRoomToy, NoBatchedVersion, make_vec_env
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
 from rlrun import envs
@@ -169,7 +169,7 @@ def test_roomtoy_starts_where_the_single_env_starts_and_takes_state_options() ->
         native.reset()
 
 
-@pytest.mark.parametrize("env_id", list(NATIVE))
+@pytest.mark.parametrize("env_id", list(ENV_CLASSES))
 def test_seeding_copy_i_with_seed_plus_i(env_id: str) -> None:
     a, b, c = make_vec_env(env_id, 4, seed=7), make_vec_env(env_id, 4, seed=7), make_vec_env(env_id, 4, seed=8)
     obs_a, obs_b, obs_c = a.reset(), b.reset(), c.reset()
@@ -234,7 +234,7 @@ def test_bad_actions_are_refused_with_the_copy_named(env_id: str, actions: np.nd
 
 
 def test_unknown_ids_and_bad_arguments() -> None:
-    with pytest.raises(NoNativeVersion, match=r"'CartPole-v1'.*rlrun/PointEnv-v0.*env.vectorization=gym"):
+    with pytest.raises(NoBatchedVersion, match=r"'CartPole-v1'.*rlrun/PointEnv-v0.*env.vectorization=gym"):
         make_vec_env("CartPole-v1", 2)
     with pytest.raises(ValueError, match="size"):
         make_vec_env("rlrun/GridWorld-v0", 2, size=1)  # the single env's own check
@@ -244,10 +244,10 @@ def test_unknown_ids_and_bad_arguments() -> None:
         make_vec_env("rlrun/GridWorld-v0", 2, size=7).observation_space
         == gym.make("rlrun/GridWorld-v0", size=7).observation_space
     )
-    assert set(NATIVE) == set(envs.ENV_IDS)
+    assert set(ENV_CLASSES) == set(envs.ENV_IDS)
 
 
-@pytest.mark.parametrize("env_id", list(NATIVE))
+@pytest.mark.parametrize("env_id", list(ENV_CLASSES))
 def test_a_pickled_copy_continues_exactly(env_id: str) -> None:
     native = make_vec_env(env_id, 8, seed=0)
     native.reset()

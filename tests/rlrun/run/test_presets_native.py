@@ -11,19 +11,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rlrun.envs.batched import NATIVE
+from rlrun.envs.batched import ENV_CLASSES
 
 from rlrun.run.train import train
 from tests.rlrun.helpers import compose_config
 from tests.rlrun.run.test_presets import PRESETS, SEEDS, TARGETS, split
 
-NATIVE_PRESETS = [p for p in PRESETS if compose_config(f"env={split(p)[0]}").env.id in NATIVE]
+NATIVE_PRESETS = [p for p in PRESETS if compose_config(f"env={split(p)[0]}").env.id in ENV_CLASSES]
 CASES = [(preset, seed) for preset in NATIVE_PRESETS for seed in SEEDS]
 
 
 def test_every_native_env_has_presets_checked_here() -> None:
     envs_checked = {compose_config(f"env={split(p)[0]}").env.id for p in NATIVE_PRESETS}
-    assert envs_checked == set(NATIVE)
+    assert envs_checked == set(ENV_CLASSES)
 
 
 @pytest.mark.slow
