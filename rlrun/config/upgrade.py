@@ -7,10 +7,11 @@ The one place that knows how older run folders differ from what rlrun writes now
   ``envs.rendering``, ... by module;
 - keys added after a run was written: what such a run did without them (:data:`OLD_RUN_DEFAULTS`).
 
-:func:`upgrade` returns an upgraded copy of a loaded config (the file on disk is never rewritten);
-:func:`load_config` reads a run folder's ``config.yaml`` through it; :func:`load_pickle` reads a pickle of a
-run folder with the old module names mapped to the new ones. :func:`legacy_spelling` is the inverse spelling,
-which ``config_hash`` hashes so that a run keeps its identity across the rename.
+:func:`upgrade` returns an upgraded copy of a loaded config (the file on disk is never rewritten), and
+:func:`upgrade_container` of one read as plain YAML; :func:`load_config` reads a run folder's ``config.yaml``
+through it; :func:`load_pickle` reads a pickle of a run folder with the old module names mapped to the new
+ones. :func:`legacy_spelling` is the inverse spelling, which ``config_hash`` hashes so that a run keeps its
+identity across the rename.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pickle
 from pathlib import Path
 from typing import IO, Any
 
-from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf import DictConfig, OmegaConf
 
 OLD_PACKAGE, NEW_PACKAGE = "envs", "rlrun.envs"
 # What the old top-level package held (commit aaa907b): its modules, and the names its __init__ exported.
@@ -81,20 +82,28 @@ def legacy_spelling(container: dict[Any, Any]) -> dict[Any, Any]:
     return respelled
 
 
+def upgrade_container(config: dict[Any, Any]) -> dict[Any, Any]:
+    """An upgraded copy of a config read as a plain mapping (``rlrun-table`` reads ``config.yaml`` as YAML):
+    module paths of the old ``envs`` package in today's spelling, and keys added since the run was written
+    filled in with what the run did without them."""
+    upgraded = _respelled(config, upgrade_name)
+    assert isinstance(upgraded, dict)
+    for key, value in OLD_RUN_DEFAULTS.items():
+        *parents, leaf = key.split(".")
+        node: Any = upgraded
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict) and leaf not in node:
+            node[leaf] = value
+    return upgraded
+
+
 def upgrade(cfg: DictConfig) -> DictConfig:
-    """An upgraded copy of the config of a run written by an older rlrun (``cfg`` itself is not changed):
-    module paths of the old ``envs`` package in today's spelling, and keys added since then filled in with what
-    the run did without them. A config of the current rlrun comes back equal."""
+    """An upgraded copy of the config of a run written by an older rlrun (``cfg`` itself is not changed), as
+    :func:`upgrade_container` makes it. A config of the current rlrun comes back equal."""
     container = OmegaConf.to_container(cfg, resolve=False)
     assert isinstance(container, dict)
-    upgraded = OmegaConf.create(_respelled(container, upgrade_name))
-    with open_dict(upgraded):
-        for key, value in OLD_RUN_DEFAULTS.items():
-            parent, leaf = key.rsplit(".", 1)
-            node = OmegaConf.select(upgraded, parent)
-            if isinstance(node, DictConfig) and leaf not in node:
-                node[leaf] = value
-    return upgraded
+    return OmegaConf.create(upgrade_container(container))
 
 
 def load_config(run_dir: Path) -> DictConfig:

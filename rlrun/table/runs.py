@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from rlrun.config.errors import UserError
+from rlrun.config.upgrade import upgrade_container
 from rlrun.record.files import ATTEMPTS, parse_eval_csv
 from rlrun.record.run_record import RUN_STATUSES
 
@@ -144,6 +145,7 @@ def read_run(folder: Path) -> Run:
         raise Damaged(f"config.yaml cannot be read ({type(error).__name__})") from None
     if not isinstance(config, dict):
         raise Damaged("config.yaml holds no mapping")
+    config = upgrade_container(config)  # a run written by an older rlrun, in today's spelling
     curve_path = folder / "eval.csv"
     if record["status"] == "completed" and not curve_path.is_file():
         raise Damaged("no eval.csv although run.json says completed")

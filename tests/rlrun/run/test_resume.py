@@ -8,12 +8,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
 import torch
 from hydra.utils import get_class
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from rlrun.build import envs as build
@@ -201,3 +202,71 @@ def test_sigterm_writes_a_snapshot_and_resumes(tmp_path: Path) -> None:
     assert record["status"] == "interrupted" and 0 < record["timesteps"] < 1_000_000
     (snapshot,) = snapshots.list_snapshots(run_dir / "snapshots")
     assert snapshots.is_complete(snapshot) and snapshots.manifest(snapshot)["step"] == record["timesteps"]
+
+
+def interrupted(tmp_path: Path) -> Path:
+    """A run stopped (a crash) after its snapshots at 256 and 512 steps."""
+    with pytest.MonkeyPatch.context() as patch:
+        crash_at(patch, int(STEPS * 0.6))
+        with pytest.raises(Crash):
+            train(config("env=gridworld", "algo=ppo"), tmp_path)
+    return snapshots.list_snapshots(tmp_path / "snapshots")[-1]
+
+
+def sha256_passes(monkeypatch: pytest.MonkeyPatch) -> Counter[Path]:
+    """How many times each file of a snapshot folder (``step-*``, not a snapshot being written) is hashed."""
+    counts: Counter[Path] = Counter()
+    original = snapshots._sha256
+
+    def counting(path: Path) -> str:
+        if Path(path).parent.name.startswith("step-"):
+            counts[Path(path)] += 1
+        return original(path)
+
+    monkeypatch.setattr(snapshots, "_sha256", counting)
+    return counts
+
+
+def test_resume_verifies_its_snapshot_once_after_the_check_before_hydra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rlrun.run.resume import load_target
+
+    newest = interrupted(tmp_path)
+    passes = sha256_passes(monkeypatch)
+    assert load_target(tmp_path)[1] == newest  # what `rlrun resume=` checks before Hydra starts
+    resume(tmp_path, progress_bar="false")  # what the run itself then reads
+    assert {path.parent for path in passes} >= {newest}
+    assert set(passes.values()) == {1}, passes
+
+
+def test_resume_through_the_command_line_verifies_its_snapshot_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rlrun.cli import main as cli_main
+
+    newest = interrupted(tmp_path)
+    passes = sha256_passes(monkeypatch)
+    monkeypatch.setattr(sys, "argv", ["rlrun", f"resume={tmp_path}", "progress_bar=false"])
+    cli_main._main()
+    assert json.loads((tmp_path / "run.json").read_text())["status"] == "completed"
+    assert {path.parent for path in passes} >= {newest}
+    assert set(passes.values()) == {1}, passes
+
+
+def test_resume_leaves_the_config_it_loaded_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rlrun.run import train as training
+
+    interrupted(tmp_path)
+    loaded: list[tuple[DictConfig, str]] = []
+    original = training.load_config
+
+    def remember(run_dir: Path) -> DictConfig:
+        cfg = original(run_dir)
+        loaded.append((cfg, OmegaConf.to_yaml(cfg)))
+        return cfg
+
+    monkeypatch.setattr(training, "load_config", remember)
+    resume(tmp_path, progress_bar="auto")
+    [(cfg, text)] = loaded
+    assert OmegaConf.to_yaml(cfg) == text and cfg.progress_bar == "false"
