@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper, VecMonitor
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor, unwrap_vec_wrapper
 
 from rlrun.build.nan import CheckNan
 from rlrun.config.errors import UserError
@@ -34,21 +34,13 @@ from rlrun.run.evaluation import PeriodicEvaluation
 from rlrun.run.snapshots import list_snapshots, newest_verified
 
 
-def _vec_monitor(venv: VecEnv) -> VecMonitor | None:
-    while isinstance(venv, VecEnvWrapper):
-        if isinstance(venv, VecMonitor):
-            return venv
-        venv = venv.venv
-    return None
-
-
 def _vec_state(venv: VecEnv) -> dict[str, Any] | list[dict[str, Any]] | None:
     """The envs themselves: a DummyVecEnv's attributes, or each subprocess worker's outermost env's."""
     base = venv.unwrapped
     if isinstance(base, DummyVecEnv):
         return internals.whole_state(base)
     if isinstance(base, BatchedVecEnv):  # env.vectorization=native: all copies' arrays and VecMonitor's counts
-        monitor = _vec_monitor(venv)
+        monitor = unwrap_vec_wrapper(venv, VecMonitor)
         counts = None if monitor is None else internals.monitor_counts(monitor)
         return {"batched": internals.whole_state(base), "monitor": counts}
     if isinstance(base, SubprocVecEnv):  # pickled in the worker, sent back through its pipe
@@ -60,7 +52,7 @@ def _put_vec_state(venv: VecEnv, saved: dict[str, Any] | list[dict[str, Any]] | 
     base = venv.unwrapped
     if isinstance(base, BatchedVecEnv) and isinstance(saved, dict) and "batched" in saved:
         internals.put_whole_state(base, saved["batched"])
-        if (monitor := _vec_monitor(venv)) is not None and saved["monitor"] is not None:
+        if (monitor := unwrap_vec_wrapper(venv, VecMonitor)) is not None and saved["monitor"] is not None:
             internals.put_monitor_counts(monitor, saved["monitor"])
     elif isinstance(base, DummyVecEnv) and isinstance(saved, dict):
         internals.put_whole_state(base, saved)
@@ -71,18 +63,10 @@ def _put_vec_state(venv: VecEnv, saved: dict[str, Any] | list[dict[str, Any]] | 
     return True
 
 
-def _nan_checker(venv: VecEnv) -> CheckNan | None:
-    while isinstance(venv, VecEnvWrapper):
-        if isinstance(venv, CheckNan):
-            return venv
-        venv = venv.venv
-    return None
-
-
 def capture(model: BaseAlgorithm, train_env: VecEnv, eval_env: VecEnv, evaluator: PeriodicEvaluation) -> dict[str, Any]:
     """Everything beyond ``model.save`` that the continuation depends on."""
     normalizer = model.get_vec_normalize_env()
-    checker = _nan_checker(train_env)
+    checker = unwrap_vec_wrapper(train_env, CheckNan)
     return {
         "rng": {
             "python": random.getstate(),
@@ -112,7 +96,7 @@ def restore(
     The torch RNG and gSDE's noise are put back again by :class:`RestoreAtFirstRollout`.
     """
     exact = all([_put_vec_state(train_env, state["train_env"]), _put_vec_state(eval_env, state["eval_env"])])
-    if (checker := _nan_checker(train_env)) is not None and state.get("check_nan_steps") is not None:
+    if (checker := unwrap_vec_wrapper(train_env, CheckNan)) is not None and state.get("check_nan_steps") is not None:
         checker.steps = state["check_nan_steps"]
     normalizer = model.get_vec_normalize_env()
     if normalizer is not None and state["normalizer_returns"] is not None:

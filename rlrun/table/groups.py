@@ -55,15 +55,16 @@ def _dump(value: Any) -> str:
     return "<absent>" if value is MISSING else json.dumps(value, sort_keys=True)
 
 
-def _override_value(value: Any) -> str:
-    """A config value as it would be written in an override: strings bare, the rest as JSON/YAML flow."""
+def _label_value(value: Any) -> str:
+    """A config value for a group's label, read like an override: strings bare, the rest as JSON/YAML flow
+    (for people: :func:`rlrun.config.keys.override_value` writes what Hydra parses)."""
     if value is MISSING:
         return "null"
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
 def _by_overrides(run: Run, by: Sequence[str]) -> list[str]:
-    return [f"{key}={_override_value(run.value(key))}" for key in by]
+    return [f"{key}={_label_value(run.value(key))}" for key in by]
 
 
 def _common_overrides(runs: Sequence[Run]) -> list[str]:
