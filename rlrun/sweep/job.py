@@ -20,12 +20,16 @@ from typing import Any
 from omegaconf import DictConfig
 
 from rlrun.config.errors import UserError
+from rlrun.sweep.plan import RERUN, RESUME, TRAIN
 
 log = logging.getLogger("rlrun")
 
 # Written into the sweep folder by the sweep's process when it is asked to stop: jobs not started yet
 # return at once (whatever process they run in), and the same command runs them later.
 STOP_FILE = ".stopping"
+# The environment variable through which the sweep hands each job its decision (rlrun.sweep.plan: train,
+# resume or rerun), so the job does not work it out again from the files.
+ACTION_VARIABLE = "RLRUN_SWEEP_ACTION"
 _sweeper_pid: int | None = None
 
 
@@ -104,7 +108,10 @@ def run_job(cfg: DictConfig, run_dir: Path, sweep_dir: Path, meta: dict[str, Any
             log.warning("not started: the sweep is stopping; the same command runs it")
             _stop_sweep_if_here(signal.SIGINT)
             return None
-        if (run_dir / "run.json").is_file():  # the sweep decided to resume it
+        # the sweep's decision, taken in its own process; a job told to train whose folder already holds a
+        # run is this launch's own earlier attempt, requeued by its scheduler (submitit), and continues it
+        decision = os.environ.get(ACTION_VARIABLE)
+        if decision == RESUME or (decision in (TRAIN, RERUN) and (run_dir / "run.json").is_file()):
             final = training.resume(run_dir, cfg.progress_bar, meta)
         else:
             final = training.train(cfg, run_dir, meta)

@@ -32,7 +32,7 @@ from rlrun.process import gc_pause
 from rlrun.process.signals import handling
 from rlrun.record.files import now
 from rlrun.sweep import plan as sweep_plan
-from rlrun.sweep.job import STOP_FILE, SweepStopped, mark_sweeper_process
+from rlrun.sweep.job import ACTION_VARIABLE, STOP_FILE, SweepStopped, mark_sweeper_process
 from rlrun.sweep.plan import LAUNCHED, RERUN, RESUME, SKIP, TRAIN, Job
 from rlrun.sweep.record import Watcher, jobs_word, summary, sweep_json, write_sweep_json
 
@@ -66,9 +66,11 @@ class StopRequest:
 
 
 def launch_overrides(job: Job, sweep_dir: Path) -> list[str]:
-    """The job's overrides plus its folder, given explicitly so that every worker process agrees on it."""
+    """The job's overrides plus its folder, given explicitly so that every worker process agrees on it, and
+    the parent's decision (train, resume, run again), which the job takes as it is (Hydra sets it in the
+    job's environment, whatever process the launcher runs the job in)."""
     folder = [f"hydra.sweep.dir={override_value(str(sweep_dir))}", f"hydra.sweep.subdir={override_value(job.folder)}"]
-    return [*job.overrides, *folder]
+    return [*job.overrides, *folder, f"+hydra.job.env_set.{ACTION_VARIABLE}={job.action}"]
 
 
 def _announce(sweep_dir: Path, jobs: list[Job]) -> None:

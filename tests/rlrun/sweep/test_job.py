@@ -1,0 +1,66 @@
+"""One job of a sweep (rlrun.sweep.job): it takes the sweep's decision with it and never raises."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from omegaconf import DictConfig
+
+from rlrun.run.train import train
+from rlrun.sweep.job import ACTION_VARIABLE, run_job
+from rlrun.sweep.plan import RESUME, TRAIN
+from tests.rlrun.run.test_resume import Crash, crash_at
+
+META = {"env": "gridworld", "algo": "ppo"}
+
+
+def stopped_run(tiny_config: Callable[..., DictConfig], run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> DictConfig:
+    cfg = tiny_config("env=gridworld", "algo=ppo")
+    with monkeypatch.context() as patch:
+        crash_at(patch, cfg.total_timesteps - 8)
+        with pytest.raises(Crash):
+            train(cfg, run_dir, META)
+    return cfg
+
+
+def test_a_job_told_to_resume_continues_its_folder(
+    tiny_config: Callable[..., DictConfig], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = stopped_run(tiny_config, tmp_path / "job", monkeypatch)
+    monkeypatch.setenv(ACTION_VARIABLE, RESUME)
+    assert run_job(cfg, tmp_path / "job", tmp_path, META) is not None
+    record = json.loads((tmp_path / "job" / "run.json").read_text())
+    assert record["status"] == "completed" and len(record["resumes"]) == 1
+
+
+def test_a_job_told_to_train_trains_a_new_run(
+    tiny_config: Callable[..., DictConfig], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ACTION_VARIABLE, TRAIN)
+    assert run_job(tiny_config("env=gridworld", "algo=ppo"), tmp_path / "job", tmp_path, META) is not None
+    record = json.loads((tmp_path / "job" / "run.json").read_text())
+    assert record["status"] == "completed" and "resumes" not in record
+
+
+def test_a_requeued_job_continues_its_own_earlier_attempt(
+    tiny_config: Callable[..., DictConfig], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = stopped_run(tiny_config, tmp_path / "job", monkeypatch)
+    monkeypatch.setenv(ACTION_VARIABLE, TRAIN)  # what the sweep decided before the first attempt started
+    assert run_job(cfg, tmp_path / "job", tmp_path, META) is not None
+    assert json.loads((tmp_path / "job" / "run.json").read_text())["status"] == "completed"
+
+
+def test_a_job_records_a_failure_and_returns(
+    tiny_config: Callable[..., DictConfig], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = stopped_run(tiny_config, tmp_path / "job", monkeypatch)
+    monkeypatch.setenv(ACTION_VARIABLE, RESUME)
+    with monkeypatch.context() as patch:
+        crash_at(patch, 0)  # the resumed run fails at once
+        assert run_job(cfg, tmp_path / "job", tmp_path, META) is None
+    record = json.loads((tmp_path / "job" / "run.json").read_text())
+    assert record["status"] == "failed" and "Crash" in record["error"]
