@@ -1,0 +1,78 @@
+"""rlrun as a user installs it: only ``rlrun`` and ``hydra_plugins`` in site-packages, and nothing that clashes
+with a user's own code (an ``envs/`` folder of theirs, a checkout named ``rlrun`` in the working folder)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+TINY = [
+    "total_timesteps=256",
+    "eval.every=128",
+    "eval.final_episodes=2",
+    "snapshot.every=128",
+    "algo.n_steps=16",
+    "algo.batch_size=64",
+]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A non-editable install of this checkout (a wheel built and unpacked into a folder of its own)."""
+    target = tmp_path_factory.mktemp("site")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--target", target, REPO],
+        check=True,
+        capture_output=True,
+    )
+    return target
+
+
+def run(args: list[str], cwd: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    """``python args`` in ``cwd`` with the non-editable install first on the path (as site-packages would be)."""
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_a_wheel_installs_only_rlrun_and_hydra_plugins(installed: Path) -> None:
+    packages = {p.name for p in installed.iterdir() if p.is_dir() and not p.name.endswith(".dist-info")} - {"bin"}
+    assert packages == {"rlrun", "hydra_plugins"}
+    assert (installed / "rlrun" / "envs" / "gridworld.py").is_file()
+    assert (installed / "rlrun" / "conf" / "benchmark" / "zoo" / "cartpole_ppo.yaml").is_file()
+
+
+def test_rlrun_works_in_a_folder_with_its_own_envs_package(installed: Path, tmp_path: Path) -> None:
+    (tmp_path / "envs").mkdir()
+    (tmp_path / "envs" / "__init__.py").write_text("MINE = True\n")  # a user's own envs package
+    imported = run(
+        ["-c", "import rlrun, rlrun.envs, envs; print(envs.MINE, rlrun.envs.ENV_IDS[0])"], tmp_path, installed
+    )
+    assert imported.returncode == 0, imported.stderr
+    assert imported.stdout.split() == ["True", "rlrun/PointEnv-v0"]
+    trained = run(["-m", "rlrun", *TINY], tmp_path, installed)
+    assert trained.returncode == 0, trained.stderr
+    assert "gridworld + ppo, seed 0: mean return" in trained.stderr + trained.stdout
+
+
+def test_rlrun_works_from_the_parent_of_a_checkout_named_rlrun(installed: Path, tmp_path: Path) -> None:
+    (tmp_path / "rlrun").symlink_to(REPO, target_is_directory=True)  # the checkout, as `git clone ... rlrun` makes it
+    imported = run(["-c", "import rlrun; print(rlrun.__version__, rlrun.__file__)"], tmp_path, installed)
+    assert imported.returncode == 0, imported.stderr
+    assert imported.stdout.split()[1].startswith(str(installed))
+    trained = run(["-m", "rlrun", *TINY], tmp_path, installed)
+    assert trained.returncode == 0, trained.stderr
+    record = next((tmp_path / "outputs" / "runs").rglob("run.json"))
+    assert json.loads(record.read_text())["status"] == "completed"
+
+
+def test_importing_rlrun_and_its_envs_is_light(installed: Path, tmp_path: Path) -> None:
+    code = "import sys, rlrun, rlrun.envs; print(sorted({'hydra', 'torch', 'stable_baselines3'} & set(sys.modules)))"
+    result = run(["-c", code], tmp_path, installed)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
