@@ -4,27 +4,38 @@ Hydra's basic sweeper it relies on exists with the shape it expects, in the inst
 from __future__ import annotations
 
 import inspect
+import subprocess
+import sys
+from pathlib import Path
 
 from hydra._internal.core_plugins.basic_launcher import BasicLauncher
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.plugins.launcher import Launcher
 
+REPO = Path(__file__).resolve().parents[3]
+
+
+# Instances are made in a fresh interpreter: Hydra's plugin scan (run by other tests of a worker) executes
+# basic_sweeper.py again, after which the class RlrunSweeper extends is no longer the one its module names.
+INSTANCES = """
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from rlrun.sweep.sweeper import RlrunSweeper
+
+sweeper = RlrunSweeper(max_batch_size=2, params={"seed": "0,1"})
+assert isinstance(sweeper, BasicSweeper)
+assert sweeper.max_batch_size == 2 and sweeper.params == {"seed": "0,1"}, "BasicSweeper keeps max_batch_size, params"
+for name in ("hydra_context", "config", "launcher"):
+    assert getattr(sweeper, name) is None, f"BasicSweeper.{name} is no longer set before setup()"
+assert RlrunSweeper().params == {}, "BasicSweeper no longer turns params=None into {}: sweep() reads .items()"
+"""
 
 
 def test_the_basic_sweeper_takes_and_keeps_what_rlrun_passes() -> None:
     assert list(inspect.signature(BasicSweeper.__init__).parameters)[1:] == ["max_batch_size", "params"]
     assert list(inspect.signature(BasicSweeper.setup).parameters)[1:] == ["hydra_context", "task_function", "config"]
-    sweeper = RlrunSweeper(max_batch_size=2, params={"seed": "0,1"})
-    assert isinstance(sweeper, BasicSweeper)
-    assert sweeper.max_batch_size == 2 and sweeper.params == {"seed": "0,1"}
-    for name in ("hydra_context", "config", "launcher"):
-        assert getattr(sweeper, name) is None, f"BasicSweeper.{name} is no longer set before setup()"
-
-
-def test_no_params_are_an_empty_mapping() -> None:
-    assert RlrunSweeper().params == {}, "BasicSweeper no longer turns params=None into {}: sweep() reads .items()"
+    result = subprocess.run([sys.executable, "-c", INSTANCES], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
 
 
 def test_split_arguments_is_the_cartesian_product_in_batches() -> None:
