@@ -21,12 +21,20 @@ COMPATIBLE = {
     "pendulum": ["ppo", "a2c", "sac", "td3"],
 }
 PAIRS = [(env, algo) for env, algos in COMPATIBLE.items() for algo in algos]
+# Envs of tests/rlrun/broken_envs.py by module form (gym.make imports the module): env=gym plus this override.
+BROKEN = "env.id=tests.rlrun.broken_envs:broken/{}-v0"
 
 
 def compose_config(*overrides: str) -> DictConfig:
     """Compose ``conf/config.yaml`` exactly as ``python -m rlrun`` would, with these overrides."""
     with initialize_config_module("rlrun.conf", version_base="1.3"):
         return compose("config", overrides=list(overrides))
+
+
+def compose_check(*overrides: str) -> DictConfig:
+    """Compose ``conf/check.yaml`` as ``rlrun-check`` would."""
+    with initialize_config_module("rlrun.conf", version_base="1.3"):
+        return compose("check", overrides=list(overrides))
 
 
 def shrink(cfg: DictConfig, steps: int = 256) -> DictConfig:

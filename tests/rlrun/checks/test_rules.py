@@ -1,5 +1,5 @@
-"""Ranges, algorithm arguments, env/algorithm fit and budgets are checked before any heavy work, by training and
-by rlrun-check alike (rlrun/checks/rules.py and rlrun/checks/constructor.py)."""
+"""Ranges, env/algorithm fit and budgets are checked before any heavy work, by training and by rlrun-check alike
+(rlrun/checks/rules.py, applied by rlrun/checks/preflight.py); the algorithm's arguments are in test_constructor.py."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from hydra import compose, initialize_config_module
 from omegaconf import open_dict
 
 from rlrun.build import envs as build
-from rlrun.checks import constructor as constructor_checks
 from rlrun.checks import env as env_checks
 from rlrun.checks import rules as validate
 from rlrun.checks.preflight import preflight
@@ -49,36 +48,6 @@ def test_every_problem_is_reported_at_once() -> None:
 def test_gym_blank_without_id() -> None:
     problems = validate.range_problems(compose_config("env=gym"))
     assert problems[0][0] == "env.id is not set" and "env.id=" in problems[0][1]
-
-
-@pytest.mark.parametrize(
-    ("overrides", "message"),
-    [
-        (
-            ["+algo.learning_rat=0.1"],
-            "algo.learning_rat is not an argument of PPO (did you mean learning_rate?)",
-        ),
-        (["+algo.seed=3"], "algo.seed is set by rlrun, not by the algo config"),
-        (["algo.learning_rate=fast"], "algo.learning_rate='fast' has the wrong type for PPO"),
-        (["algo.n_steps=1.5"], "algo.n_steps=1.5 has the wrong type for PPO"),
-    ],
-)
-def test_algo_arguments_are_checked_against_the_constructor(overrides: list[str], message: str) -> None:
-    cfg = compose_config(*overrides)
-    problems = constructor_checks.algo_problems(cfg, build.algo_class(cfg))
-    assert len(problems) == 1 and problems[0][0].startswith(message)
-
-
-def test_schedules_and_classes_are_accepted() -> None:
-    cfg = compose_config("env=pointgoal", "algo=her")
-    with open_dict(cfg):
-        cfg.algo.learning_rate = {
-            "_target_": "stable_baselines3.common.utils.LinearSchedule",
-            "start": 1e-3,
-            "end": 0.0,
-            "end_fraction": 1.0,
-        }
-    assert constructor_checks.algo_problems(cfg, build.algo_class(cfg)) == []
 
 
 @pytest.mark.parametrize(
@@ -179,18 +148,6 @@ def test_cuda_index_beyond_the_gpus() -> None:
 
 def test_auto_device_needs_no_gpu() -> None:
     assert validate.range_problems(compose_config("device=auto")) == []
-
-
-def test_what_the_algorithm_rejects_while_built_names_the_key() -> None:
-    [(problem, fix)] = constructor_checks.construction_problems(compose_config("algo.batch_size=1"))
-    assert problem.startswith("PPO rejected its arguments (algo.batch_size=1): AssertionError: `batch_size` must be")
-    assert fix.startswith("change algo.batch_size")
-
-
-def test_a_bad_policy_argument_is_caught_while_building() -> None:
-    cfg = compose_config("env=pointenv", "algo=sac", "algo.policy_kwargs={net_arch:[-3]}")
-    [(problem, _)] = constructor_checks.construction_problems(cfg)
-    assert problem.startswith("SAC rejected its arguments") and "negative dimension" in problem
 
 
 @pytest.mark.parametrize(("env", "algo"), [("gridworld", "sac"), ("pointenv", "dqn"), ("pointgoal", "her")])

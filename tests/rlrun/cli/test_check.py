@@ -1,4 +1,5 @@
-"""``rlrun-check`` (rlrun/cli/check.py and the env checks of rlrun/checks/env.py), in-process and as a user runs it."""
+"""``rlrun-check`` (rlrun/cli/check.py), in-process and as a user runs it; the env checks themselves are in
+tests/rlrun/checks/test_env.py."""
 
 from __future__ import annotations
 
@@ -10,28 +11,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_module
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import OmegaConf
 
 from rlrun.build import envs as build
 from rlrun.checks import env as env_checks
 from rlrun.cli import check
 from rlrun.config.errors import UserError
-from tests.rlrun.helpers import PAIRS, compose_config
+from tests.rlrun.helpers import BROKEN, PAIRS, compose_check, compose_config
 
 ROOT = Path(__file__).resolve().parents[3]
-BUNDLED = ["gridworld", "pointenv", "pointgoal", "roomtoy", "cartpole", "pendulum"]
-BROKEN = "env.id=tests.rlrun.broken_envs:broken/{}-v0"  # module form: gym.make imports the module
-
-
-def compose_check(*overrides: str) -> DictConfig:
-    """Compose ``conf/check.yaml`` as ``rlrun-check`` would."""
-    with initialize_config_module("rlrun.conf", version_base="1.3"):
-        return compose("check", overrides=list(overrides))
-
-
-def statuses(results: list[env_checks.Result]) -> dict[str, str]:
-    return {result.name: result.status for result in results}
 
 
 def run(args: list[str], cwd: Path, prog: list[str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -54,20 +42,6 @@ def test_check_config_is_the_training_config(env: str, algo: str) -> None:
     }
     # conf/check.yaml takes the run keys from the schema's defaults, so those must equal config.yaml's values.
     assert checked == trained, "keep rlrun/config/schema.py's defaults equal to the values in conf/config.yaml"
-
-
-@pytest.mark.parametrize("env", BUNDLED)
-def test_every_bundled_env_passes_the_env_checks(env: str) -> None:
-    results = check.run_checks(compose_check(f"env={env}", "steps=200"), with_algo=False)
-    assert not [r for r in results if r.status == env_checks.FAIL], check.report(results)
-    assert statuses(results)["algorithm"] == env_checks.SKIP
-    assert statuses(results)["goal env compute_reward"] == (env_checks.PASS if env == "pointgoal" else env_checks.SKIP)
-
-
-def test_without_pygame_the_render_check_is_skipped_with_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "pygame", None)  # `import pygame` raises ImportError
-    results = check.run_checks(compose_check("env=gridworld", "steps=50"), with_algo=False)
-    assert results[0].status == env_checks.PASS and "render check skipped: pygame is not installed" in results[0].detail
 
 
 @pytest.mark.parametrize(("env", "algo"), PAIRS, ids=[f"{env}-{algo}" for env, algo in PAIRS])
@@ -104,30 +78,6 @@ def test_hyperparameter_warnings_do_not_fail() -> None:
     hyper = check.algo_checks(cfg, build.make_env(cfg))[-1]
     assert (hyper.status, hyper.detail) == (env_checks.PASS, "2 warning(s)")
     assert "not a multiple of algo.batch_size=100" in hyper.notes[0] and "no periodic evaluation" in hyper.notes[2]
-
-
-@pytest.mark.parametrize(
-    ("name", "failed", "reason"),
-    [
-        (
-            "Unseeded",
-            {"Gymnasium check_env", "seeded determinism"},
-            "diverged at",  # at reset(seed=0) unless the two unseeded starts happen to agree
-        ),
-        ("NaNReward", {"random rollout"}, "rewards contain NaN"),
-        ("Unpicklable", {"pickling"}, "cannot pickle '_thread.lock' object"),
-        ("GoalTimePenalty", {"goal env compute_reward"}, "disagrees with step's reward"),
-    ],
-)
-def test_a_broken_env_fails_the_right_checks(name: str, failed: set[str], reason: str) -> None:
-    results = check.run_checks(compose_check("env=gym", BROKEN.format(name), "steps=200"), with_algo=False)
-    assert {r.name for r in results if r.status == env_checks.FAIL} == failed, check.report(results)
-    assert any(reason in r.detail for r in results if r.status == env_checks.FAIL)
-
-
-def test_a_reward_wrapper_breaks_the_goal_contract() -> None:
-    cfg = compose_check("env=pointgoal", "wrappers=[scale_reward]", "steps=100")
-    assert "step returned -0.1, compute_reward -1" in env_checks.goal_rewards(cfg, 100).detail
 
 
 def test_sim_prints_each_step(capsys: pytest.CaptureFixture[str]) -> None:
@@ -232,18 +182,3 @@ def test_a_misspelt_wrapper_gets_the_list_with_hydras_status(tmp_path: Path) -> 
     )
     assert "fix: wrappers=[flatten]" in result.stderr and "Traceback" not in result.stderr
     assert result.stdout == "" and list(tmp_path.iterdir()) == []
-
-
-def test_what_training_refuses_fails_the_arguments_check() -> None:
-    cfg = compose_check("env=gridworld", "algo=ppo", "algo.batch_size=1")
-    arguments = check.algo_checks(cfg, build.make_env(cfg))[0]
-    assert (arguments.name, arguments.status) == ("PPO arguments", env_checks.FAIL)
-    assert arguments.detail.startswith("PPO rejected its arguments (algo.batch_size=1)")
-
-
-def test_environment_sets_and_restores_variables(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SDL_VIDEODRIVER", "x11")
-    monkeypatch.delenv("SDL_AUDIODRIVER", raising=False)
-    with env_checks.environment(env_checks.HEADLESS):
-        assert os.environ["SDL_VIDEODRIVER"] == "dummy" and os.environ["SDL_AUDIODRIVER"] == "dummy"
-    assert os.environ["SDL_VIDEODRIVER"] == "x11" and "SDL_AUDIODRIVER" not in os.environ

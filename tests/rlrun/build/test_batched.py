@@ -1,4 +1,5 @@
-"""``env.vectorization=native`` in rlrun: real (tiny) training on the batched envs, through ``rlrun.run.train.train``.
+"""``env.vectorization=native`` (rlrun/build/batched.py): the train env is the batched env under ``VecMonitor``, what it
+cannot do is refused before a run starts, and real (tiny) training on it through ``rlrun.run.train.train``.
 
 For the envs that draw nothing while stepping, a run on native envs trains the very model a run on gym envs
 trains: same observations, rewards, episode ends and starting states, so the same updates.
@@ -6,9 +7,7 @@ trains: same observations, rewards, episode ends and starting states, so the sam
 
 from __future__ import annotations
 
-import io
 import json
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -19,13 +18,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from rlrun.build import envs as build
 from rlrun.config.errors import UserError
 from rlrun.run.train import train
-from tests.rlrun.helpers import compose_config, shrink
-
-
-def policy_parameters(run_dir: Path) -> dict[str, torch.Tensor]:
-    """The saved policy's tensors, read from model.zip without building the algorithm."""
-    with zipfile.ZipFile(run_dir / "model.zip") as archive:
-        return torch.load(io.BytesIO(archive.read("policy.pth")), weights_only=True)
+from tests.rlrun.helpers import compose_config, parameters, shrink
 
 
 def train_both(
@@ -35,15 +28,15 @@ def train_both(
     batched_steps = []
     step_wait = BatchedVecEnv.step_wait
     monkeypatch.setattr(BatchedVecEnv, "step_wait", lambda self: batched_steps.append(1) or step_wait(self))
-    parameters = []
+    trained = []
     for vectorization in ("gym", "native"):
         cfg = shrink(compose_config(*overrides, f"env.vectorization={vectorization}"), steps)
         run_dir = tmp_path / vectorization
         train(cfg, run_dir, {"env": cfg.env.id, "algo": cfg.algo._target_})
         assert json.loads((run_dir / "run.json").read_text())["status"] == "completed"
-        parameters.append(policy_parameters(run_dir))
+        trained.append(parameters(run_dir))
         assert (len(batched_steps) > 0) == (vectorization == "native")  # the batched env trained, not gym's
-    return tuple(parameters)
+    return tuple(trained)
 
 
 def assert_same(gym_params: dict[str, torch.Tensor], native_params: dict[str, torch.Tensor]) -> None:
@@ -108,4 +101,4 @@ def test_a_native_run_resumed_from_its_snapshot_is_bit_identical(
     resume(tmp_path / "crashed", progress_bar="false")
     train(config(*overrides, steps=steps), tmp_path / "whole", {})
     assert eval_rows(tmp_path / "crashed") == eval_rows(tmp_path / "whole")
-    assert_same(policy_parameters(tmp_path / "whole"), policy_parameters(tmp_path / "crashed"))
+    assert_same(parameters(tmp_path / "whole"), parameters(tmp_path / "crashed"))

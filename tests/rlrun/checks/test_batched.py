@@ -12,7 +12,7 @@ from rlrun.checks import batched as native_checks
 from rlrun.checks.env import FAIL, PASS
 from rlrun.cli import check
 from rlrun.config.errors import UserError
-from tests.rlrun.cli.test_check import compose_check
+from tests.rlrun.helpers import compose_check
 
 
 def native_result(*overrides: str) -> Any:
