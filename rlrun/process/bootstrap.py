@@ -13,9 +13,11 @@ The measures, one module each, and where they apply:
 
 ``RLRUN_FAST_START=0`` in the environment turns every one of them off (:func:`enabled` is the only place it
 is read): the process starts and ends as plain Python does, and a joblib sweep's workers are loky's own. It
-is the way out for a user who suspects one of them, and the suite runs its core with it (tests/rlrun/process/
-test_bootstrap.py). ``_RLRUN_FAST_START_SKIP=name,...`` (private: benchmarks/startup_measures.py) turns off
-only the measures named (:data:`MEASURES`).
+is the way out for a user who suspects one of them; the tests run rlrun with it too. The private
+``_RLRUN_FAST_START_SKIP=name,...`` (for benchmarks/startup_measures.py) turns off only the measures named
+(:data:`MEASURES`).
+
+Private API: none here (each measure's module names its own).
 """
 
 from __future__ import annotations
