@@ -1,13 +1,20 @@
 """Gymnasium environments of rlrun, registered under the namespace ``rlrun`` on import.
 
-Usable without rlrun (only gymnasium and numpy are imported; pygame only for ``render_mode="human"``)::
+Usable without rlrun (only gymnasium and numpy are imported; pygame only for ``render_mode="human"``):
 
-    import gymnasium as gym
-    import rlrun.envs
+>>> import gymnasium as gym
+>>> import rlrun.envs
+>>> env = gym.make("rlrun/GridWorld-v0")
+>>> obs, info = env.reset(seed=0)
+>>> sorted(obs)
+['agent', 'target']
+>>> env.spec.max_episode_steps, env.spec.reward_threshold
+(50, 0.9)
+>>> obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+>>> "is_success" in info
+True
 
-    env = gym.make("rlrun/GridWorld-v0")
-
-or, without importing the package first, ``gym.make("envs:rlrun/GridWorld-v0")``. Episode limits are set
+or, without importing the package first, ``gym.make("rlrun.envs:rlrun/GridWorld-v0")``. Episode limits are set
 here, at registration (``max_episode_steps``), never inside the envs. Only GridWorld declares a
 ``reward_threshold``: its return is 1 exactly when the episode succeeds; the returns of the others depend on
 where an episode starts, and every env reports ``info["is_success"]``, the measure to use for them.

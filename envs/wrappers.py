@@ -26,7 +26,7 @@ class RelativePosition(
 
     Example:
         >>> import gymnasium as gym
-        >>> import envs
+        >>> import rlrun.envs
         >>> env = RelativePosition(gym.make("rlrun/GridWorld-v0"))
         >>> env.observation_space
         Box(-4, 4, (2,), int64)
@@ -64,7 +64,7 @@ class ScaleReward(gym.RewardWrapper[Any, Any], gym.utils.RecordConstructorArgs):
 
     Example:
         >>> import gymnasium as gym
-        >>> import envs
+        >>> import rlrun.envs
         >>> env = ScaleReward(gym.make("rlrun/RoomToy-v0"), scale=0.1)
     """
 

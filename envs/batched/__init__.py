@@ -4,12 +4,17 @@ Each steps ``n_envs`` copies of one env with array operations instead of one Pyt
 thousand copies cost about what a few cost through ``DummyVecEnv`` (see BENCHMARKS.md). They are faithful
 drop-ins: the same spaces, rewards, terminations, time limits and, for the same seed, the same starting
 states as ``DummyVecEnv`` over ``gym.make`` (RoomToy's move noise is drawn for all copies at once, so only
-its distribution is the same). Usable without rlrun::
+its distribution is the same). Usable without rlrun:
 
-    from rlrun.envs.batched import make_vec_env
-
-    venv = make_vec_env("rlrun/GridWorld-v0", n_envs=1024, seed=0)
-    obs = venv.reset()
+>>> import numpy as np
+>>> from rlrun.envs.batched import make_vec_env
+>>> venv = make_vec_env("rlrun/GridWorld-v0", n_envs=1024, seed=0)
+>>> obs = venv.reset()
+>>> venv.num_envs, obs["agent"].shape
+(1024, (1024, 2))
+>>> obs, rewards, dones, infos = venv.step(np.zeros(1024, dtype=np.int64))
+>>> rewards.shape, dones.shape
+((1024,), (1024,))
 
 In rlrun, ``env.vectorization=native`` trains on them.
 """
