@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 from collections.abc import Callable
 from pathlib import Path
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from omegaconf import DictConfig
 from stable_baselines3 import PPO
 from stable_baselines3.common.evaluation import evaluate_policy
+from stable_baselines3.common.vec_env import DummyVecEnv
 
 from rlrun.build import envs as build
+from rlrun.build.envs import eval_seed
+from rlrun.config.keys import config_hash
 from rlrun.run.evaluation import evaluate
 from rlrun.run.train import train
-
-README = Path(__file__).resolve().parents[3] / "README.md"
+from tests.rlrun.helpers import compose_config
 
 
 def _model(cfg: DictConfig, n_envs: int) -> tuple[PPO, object]:
@@ -106,6 +108,15 @@ def test_eval_csv_of_two_identical_runs_match(tiny_config: Callable[..., DictCon
     assert final_a == final_b
 
 
-def test_readme_lists_eval_n_envs_among_the_run_keys() -> None:
-    paragraph = re.search(r"^Run keys .*?(?:\n\n)", README.read_text(), flags=re.S | re.M)
-    assert paragraph is not None and "`eval.n_envs`" in paragraph.group(0)
+def test_eval_n_envs_is_a_run_key_whose_copy_i_is_seeded_eval_seed_plus_i() -> None:
+    """``eval.n_envs``: in-process copies, 10 by default, copy i seeded with the eval seed + i; it changes no
+    training, so it stays out of the config hash."""
+    cfg = compose_config("env=cartpole", "algo=ppo", "seed=3")
+    assert cfg.eval.n_envs == 10
+    assert config_hash(cfg) == config_hash(compose_config("env=cartpole", "algo=ppo", "seed=3", "eval.n_envs=2"))
+    env = build.make_eval_env(cfg, n_envs=cfg.eval.n_envs)
+    assert isinstance(env, DummyVecEnv) and env.num_envs == 10
+    starts = env.reset()
+    for i in range(10):
+        single, _ = gym.make("CartPole-v1").reset(seed=eval_seed(3) + i)
+        assert np.array_equal(starts[i], single), f"copy {i}"

@@ -1,4 +1,4 @@
-"""Snapshots survive every kill point, and the retention rules keep what the README says they keep."""
+"""Snapshots survive every kill point, and retention keeps what snapshot.keep and snapshot.replay_buffer say."""
 
 from __future__ import annotations
 
