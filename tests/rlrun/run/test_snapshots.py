@@ -179,3 +179,10 @@ def test_a_run_hashes_only_the_files_it_writes(tmp_path: Path, monkeypatch: pyte
     train(cfg, tmp_path)
     assert hashed and all(path.parent.name.startswith(".tmp-step-") for path in hashed)  # as written, never again
     assert len(hashed) == len(set(hashed))
+
+
+def test_best_is_the_snapshot_with_the_highest_score(finished_run: Path) -> None:
+    folder = finished_run / "snapshots"
+    scores = {s: snapshots.manifest(s)["score"] for s in snapshots.list_snapshots(folder)}
+    scored = {s: score for s, score in scores.items() if score is not None}  # None: taken before any evaluation
+    assert scored and snapshots.best(folder) == max(scored, key=lambda s: scored[s])

@@ -1,0 +1,104 @@
+"""Every run checks its config, then its env and model, before heavy work (rlrun/checks/preflight.py): the rules of
+rlrun/checks/rules.py and constructor.py applied in the order of the data's flow, the same rules rlrun-check applies."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from hydra import compose, initialize_config_module
+
+from rlrun.build import envs as build
+from rlrun.checks import env as env_checks
+from rlrun.checks.preflight import preflight
+from rlrun.cli import check
+from rlrun.config.errors import UserError
+from tests.rlrun.helpers import compose_config
+
+
+@pytest.mark.parametrize(
+    ("env", "algo", "message"),
+    [
+        ("gridworld", "sac", "SAC cannot train on rlrun/GridWorld-v0: it needs Box actions"),
+        ("roomtoy", "td3", "TD3 cannot train on rlrun/RoomToy-v0"),
+        ("pendulum", "dqn", "DQN cannot train on Pendulum-v1: it needs Discrete actions"),
+        ("pointenv", "her", "HER needs a goal env"),
+        ("cartpole", "her", "SAC cannot train on CartPole-v1"),
+    ],
+)
+def test_incompatible_pairs(env: str, algo: str, message: str) -> None:
+    with pytest.raises(UserError, match="fix:") as caught:
+        preflight(compose_config(f"env={env}", f"algo={algo}"))
+    assert message in str(caught.value)
+
+
+def test_her_learning_starts_within_first_episode() -> None:
+    with pytest.raises(UserError, match="HER cannot sample goals before an episode has ended"):
+        preflight(compose_config("env=pointgoal", "algo=her", "algo.learning_starts=10"))
+
+
+def test_fix_names_algorithms_that_fit() -> None:
+    with pytest.raises(UserError) as caught:
+        preflight(compose_config("env=gridworld", "algo=sac"))
+    assert "algo=ppo" in str(caught.value) and "algo=dqn" in str(caught.value)
+
+
+def test_wrapper_that_cannot_apply() -> None:
+    with pytest.raises(UserError, match="wrapper 'relative_position' cannot apply to rlrun/PointEnv-v0"):
+        preflight(compose_config("env=pointenv", "algo=sac", "wrappers=[relative_position]"))
+
+
+def test_ppo_batch_larger_than_rollout() -> None:
+    with pytest.raises(UserError, match="algo.batch_size=512 is larger than the rollout"):
+        preflight(compose_config("env=cartpole", "algo=ppo", "~tuned", "algo.n_steps=64", "algo.batch_size=512"))
+
+
+def test_dict_observation_with_mlp_policy() -> None:
+    with pytest.raises(UserError, match="cannot read the Dict observations"):
+        preflight(compose_config("env=gridworld", "algo=ppo", "algo.policy=MlpPolicy"))
+
+
+def test_flatten_makes_mlp_policy_fit() -> None:
+    assert preflight(compose_config("env=gridworld", "algo=ppo", "wrappers=[flatten]")) == "MlpPolicy"
+
+
+def test_unknown_gym_id_is_a_user_error() -> None:
+    with pytest.raises(UserError, match="CartPole-v9"):
+        preflight(compose_config("env=gym", "env.id=CartPole-v9"))
+
+
+# One set of rules: training refuses what rlrun-check fails, and logs what rlrun-check notes as a warning.
+SAME_RULES = {
+    "learning-starts-past-budget": (["env=pendulum", "algo=sac", "total_timesteps=50"], "algo.learning_starts=100"),
+    "batch-larger-than-rollout": (
+        ["env=cartpole", "algo=ppo", "~tuned", "algo.n_steps=64", "algo.batch_size=512"],
+        "algo.batch_size=512 is larger than the rollout",
+    ),
+    "rollout-too-small": (["algo=ppo", "~tuned", "algo.n_steps=1", "env.n_envs=1"], "rollout n_steps * env.n_envs"),
+    "rejected-while-built": (["algo.batch_size=1"], "PPO rejected its arguments"),
+    "unknown-argument": (["+algo.clip_rnge=0.1"], "algo.clip_rnge is not an argument of PPO"),
+    "incompatible": (["env=gridworld", "algo=sac"], "SAC cannot train on rlrun/GridWorld-v0"),
+    "truncated-minibatch-warns": (["env=cartpole", "algo=ppo", "algo.batch_size=100"], None),
+    "rollout-past-budget-warns": (["env=gridworld", "algo=ppo", "total_timesteps=500"], None),
+    "no-evaluation-warns": (["env=cartpole", "algo=a2c", "eval.every=200000"], None),
+}
+
+
+@pytest.mark.parametrize(("overrides", "refused"), SAME_RULES.values(), ids=SAME_RULES.keys())
+def test_training_and_rlrun_check_apply_the_same_rules(
+    overrides: list[str], refused: str | None, caplog: pytest.LogCaptureFixture
+) -> None:
+    with initialize_config_module("rlrun.conf", version_base="1.3"):
+        checked = compose("check", overrides=overrides)
+    results = check.algo_checks(checked, build.make_env(checked))
+    failed = [line for r in results if r.status == env_checks.FAIL for line in [r.detail, *r.notes]]
+    noted = [note for r in results if r.status == env_checks.PASS for note in r.notes if not note.startswith(" ")]
+    caplog.set_level(logging.WARNING, logger="rlrun")
+    if refused is None:
+        preflight(compose_config(*overrides))
+        assert failed == [] and noted, "a warning case must warn"
+        assert [m.split("\n")[0].removeprefix("warning: ") for m in caplog.messages] == noted
+    else:
+        with pytest.raises(UserError) as caught:
+            preflight(compose_config(*overrides))
+        assert refused in str(caught.value) and any(refused in line for line in failed), failed
