@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import zipfile
 from pathlib import Path
 
@@ -65,6 +66,11 @@ def parameters(run_dir: Path) -> dict[str, torch.Tensor]:
     """The policy parameters of a run's ``model.zip``, read without building the model."""
     with zipfile.ZipFile(run_dir / "model.zip") as archive:
         return torch.load(io.BytesIO(archive.read("policy.pth")), weights_only=True)
+
+
+def read_run_json(run_dir: Path) -> dict:
+    """A run's ``run.json``."""
+    return json.loads((run_dir / "run.json").read_text())
 
 
 def eval_rows(run_dir: Path) -> list[list[str]]:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.rlrun.helpers import assert_same_results
+from tests.rlrun.helpers import read_run_json as record
 
 # Test envs of the user's own, imported by the workers from PYTHONPATH: Coin learns, Crash raises mid-training.
 SWEEP_ENVS = """\
@@ -90,10 +91,6 @@ def sweep(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=300,
     )
-
-
-def record(run_dir: Path) -> dict:
-    return json.loads((run_dir / "run.json").read_text())
 
 
 def files(folder: Path) -> dict[str, tuple[bytes, int]]:
