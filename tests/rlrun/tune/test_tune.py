@@ -1,5 +1,5 @@
-"""``rlrun-tune``: tiny real studies (2 seeds, 512 steps, 1-3 trials) run as a user runs them, and the checks
-of the search space before anything is trained."""
+"""``rlrun-tune``: tiny real studies (2 seeds, 512 steps, 1-3 trials) run as a user runs them, and bad input refused
+before anything is trained (the search space's own checks are in test_space.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from typing import Any
 import optuna
 import pytest
 import yaml
-from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
@@ -24,10 +23,8 @@ from optuna.trial import TrialState
 
 from rlrun.cli import tune
 from rlrun.config.errors import UserError
-from rlrun.record.files import EVAL_CSV_HEADER, EvalRow
-from rlrun.tune import space as tune_space
-from rlrun.tune.runs import SeedRun
 from tests.rlrun.helpers import compose_config
+from tests.rlrun.tune.test_space import BAD_ENTRIES
 
 ROOT = Path(__file__).resolve().parents[3]
 # A few hundred steps of PPO with a tiny net: two evaluations (256, 512), two final episodes.
@@ -224,62 +221,6 @@ def test_a_trial_left_running_by_a_dead_process_is_tried_again(tmp_path: Path) -
     assert [t.state for t in trials] == [TrialState.FAIL, TrialState.COMPLETE]
     assert "abandoned" in trials[0].user_attrs and trials[1].user_attrs["retry_of"] == 0
     assert trials[1].params == trials[0].params
-
-
-def test_a_seed_reports_only_the_complete_rows_of_its_eval_csv(tmp_path: Path) -> None:
-    run = SeedRun(tmp_path, 0, [])
-    run.process = subprocess.Popen([sys.executable, "-c", "pass"])
-    run.process.wait()
-    assert run.poll() == 0 and run.rows == []  # no eval.csv yet
-    (tmp_path / "eval.csv").write_text("timesteps,mean_return,std_return,succ")
-    assert run.poll() == 0 and run.rows == []  # the header is being written
-    (tmp_path / "eval.csv").write_text(EVAL_CSV_HEADER + "64,1.5,0.0,,1.0\n128,2.")
-    assert run.poll() == 0 and run.rows == [EvalRow(64, 1.5, None)]  # the second row is being written
-    (tmp_path / "eval.csv").write_text(EVAL_CSV_HEADER + "64,1.5,0.0,,1.0\n128,2.5,0.0,1.0,2.0\n")
-    assert run.poll() == 0 and run.rows == [EvalRow(64, 1.5, None), EvalRow(128, 2.5, 1.0)]
-
-
-SHIPPED = {
-    "ppo": "gridworld",
-    "a2c": "gridworld",
-    "dqn": "gridworld",
-    "sac": "pointenv",
-    "td3": "pointenv",
-    "her": "pointgoal",
-}
-
-
-@pytest.mark.parametrize("algo, env", SHIPPED.items())
-def test_every_shipped_search_space_passes_its_own_checks(algo: str, env: str) -> None:
-    text = (ROOT / "conf" / "search_space" / f"{algo}.yaml").read_text()
-    assert text.startswith(f"# Search space for {algo.upper()}")
-    with initialize_config_module("rlrun.conf", version_base="1.3"):
-        cfg = compose("tune", overrides=[f"env={env}", f"algo={algo}"])
-    params = tune_space.parse_space(OmegaConf.to_container(cfg.search_space), f"search_space={algo}")
-    tune_space.check_against(params, cfg)
-    assert all(param.key.startswith("algo.") for param in params)
-
-
-BAD_ENTRIES = {
-    "unknown key": ({"algo.lerning_rate": {"type": "float", "low": 0.1, "high": 1}}, "not an argument of PPO"),
-    "low above high": ({"algo.gamma": {"type": "float", "low": 0.99, "high": 0.9}}, "low=0.99 > high=0.9"),
-    "log with low 0": ({"algo.ent_coef": {"type": "float", "low": 0, "high": 1, "log": True}}, "needs low > 0"),
-    "empty choices": ({"algo.n_steps": {"type": "categorical", "choices": []}}, "non-empty list"),
-    "unknown type": ({"algo.gamma": {"type": "uniform", "low": 0.9, "high": 0.99}}, "unknown type 'uniform'"),
-    "unknown field": ({"algo.gamma": {"type": "float", "low": 0.9, "hi": 0.99}}, "hi is not a field"),
-    "wrong value type": ({"algo.n_steps": {"type": "categorical", "choices": [64, "many"]}}, "wrong type"),
-    "not trained on": ({"seed": {"type": "int", "low": 0, "high": 9}}, "does not change what is trained"),
-    "not in the config": ({"total_timestep": {"type": "int", "low": 1, "high": 9}}, "not a key of the config"),
-}
-
-
-@pytest.mark.parametrize("space, message", BAD_ENTRIES.values(), ids=BAD_ENTRIES.keys())
-def test_each_bad_search_space_entry_is_named_with_its_fix(space: dict[str, Any], message: str) -> None:
-    with pytest.raises(UserError) as caught:
-        params = tune_space.parse_space(space, "search_space=test")
-        tune_space.check_against(params, compose_config("env=gridworld", "algo=ppo"))
-    assert message in str(caught.value) and "fix:" in str(caught.value)
-    assert next(iter(space)) in str(caught.value)
 
 
 @pytest.mark.parametrize("key, value", [("pruner", "asha"), ("sampler", "grid"), ("objective", "mean"), ("trials", 0)])

@@ -1,0 +1,59 @@
+"""Search spaces (rlrun/tune/space.py): the shipped ones pass their own checks; each bad entry is named with its fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hydra import compose, initialize_config_module
+from omegaconf import OmegaConf
+
+from rlrun.config.errors import UserError
+from rlrun.tune import space as tune_space
+from tests.rlrun.helpers import compose_config
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+SHIPPED = {
+    "ppo": "gridworld",
+    "a2c": "gridworld",
+    "dqn": "gridworld",
+    "sac": "pointenv",
+    "td3": "pointenv",
+    "her": "pointgoal",
+}
+
+
+@pytest.mark.parametrize("algo, env", SHIPPED.items())
+def test_every_shipped_search_space_passes_its_own_checks(algo: str, env: str) -> None:
+    text = (ROOT / "conf" / "search_space" / f"{algo}.yaml").read_text()
+    assert text.startswith(f"# Search space for {algo.upper()}")
+    with initialize_config_module("rlrun.conf", version_base="1.3"):
+        cfg = compose("tune", overrides=[f"env={env}", f"algo={algo}"])
+    params = tune_space.parse_space(OmegaConf.to_container(cfg.search_space), f"search_space={algo}")
+    tune_space.check_against(params, cfg)
+    assert all(param.key.startswith("algo.") for param in params)
+
+
+BAD_ENTRIES = {
+    "unknown key": ({"algo.lerning_rate": {"type": "float", "low": 0.1, "high": 1}}, "not an argument of PPO"),
+    "low above high": ({"algo.gamma": {"type": "float", "low": 0.99, "high": 0.9}}, "low=0.99 > high=0.9"),
+    "log with low 0": ({"algo.ent_coef": {"type": "float", "low": 0, "high": 1, "log": True}}, "needs low > 0"),
+    "empty choices": ({"algo.n_steps": {"type": "categorical", "choices": []}}, "non-empty list"),
+    "unknown type": ({"algo.gamma": {"type": "uniform", "low": 0.9, "high": 0.99}}, "unknown type 'uniform'"),
+    "unknown field": ({"algo.gamma": {"type": "float", "low": 0.9, "hi": 0.99}}, "hi is not a field"),
+    "wrong value type": ({"algo.n_steps": {"type": "categorical", "choices": [64, "many"]}}, "wrong type"),
+    "not trained on": ({"seed": {"type": "int", "low": 0, "high": 9}}, "does not change what is trained"),
+    "not in the config": ({"total_timestep": {"type": "int", "low": 1, "high": 9}}, "not a key of the config"),
+}
+
+
+@pytest.mark.parametrize("space, message", BAD_ENTRIES.values(), ids=BAD_ENTRIES.keys())
+def test_each_bad_search_space_entry_is_named_with_its_fix(space: dict[str, Any], message: str) -> None:
+    with pytest.raises(UserError) as caught:
+        params = tune_space.parse_space(space, "search_space=test")
+        tune_space.check_against(params, compose_config("env=gridworld", "algo=ppo"))
+    assert message in str(caught.value) and "fix:" in str(caught.value)
+    assert next(iter(space)) in str(caught.value)
