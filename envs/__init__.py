@@ -49,7 +49,7 @@ _REGISTRATIONS: dict[str, tuple[str, int, float | None]] = {
 ENV_IDS: tuple[str, ...] = tuple(_REGISTRATIONS)
 
 for _env_id, (_entry_point, _max_episode_steps, _reward_threshold) in _REGISTRATIONS.items():
-    # Skipping known ids keeps a second import (e.g. importlib.reload, or "envs:" in gym.make) free of
+    # Skipping known ids keeps a second import (e.g. importlib.reload, or "rlrun.envs:" in gym.make) free of
     # Gymnasium's "Overriding environment" warning.
     if _env_id not in registry:
         register(
