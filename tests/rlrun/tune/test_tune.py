@@ -152,19 +152,20 @@ def test_a_trial_the_pruner_stops_is_recorded_pruned_and_its_seeds_end(tmp_path:
     study = optuna.create_study(study_name="prune", storage=storage, direction="maximize")
     study.enqueue_trial({"env.max_episode_steps": 10})
     study.enqueue_trial({"env.max_episode_steps": 100})
-    # One hyperband bracket (total_timesteps / eval.every < 3): its first rung, at step 400, compares the trials.
+    # One hyperband bracket (total_timesteps / eval.every < 3): its first rung, at step 4000, compares the trials;
+    # the budget leaves the seeds' processes far from their end when the pruner stops them
     budget = [o for o in TINY if not o.startswith(("total_timesteps=", "eval.every="))]
-    budget += ["total_timesteps=1000", "eval.every=400"]
+    budget += ["total_timesteps=10000", "eval.every=4000"]
     args = ["env=pointenv", "algo=ppo", *budget, "tune.study=prune", "tune.pruner=hyperband", "tune.seeds=2"]
     done = run_tune(tmp_path, *args, "tune.trials=2", "tune.validate_seeds=0", space="episodes")
     assert done.returncode == 0, done.stderr[-3000:]
     assert states(journal(folder, "prune")) == [TrialState.COMPLETE, TrialState.PRUNED]
-    assert "trial 1 pruned at step 400" in done.stdout
+    assert "trial 1 pruned at step 4000" in done.stdout
     records = [json.loads((folder / "trials" / "1" / f"seed-{k}" / "run.json").read_text()) for k in (0, 1)]
     assert all(not Path(f"/proc/{record['pid']}").exists() for record in records)  # no seed left running
-    # the seed that reached step 400 last was stopped (SIGTERM: snapshot, interrupted); the other may have ended
+    # the seed that reached step 4000 last was stopped (SIGTERM: snapshot, interrupted); the other may have ended
     assert "interrupted" in {record["status"] for record in records} <= {"interrupted", "completed"}
-    assert min(record["timesteps"] for record in records) < 1000
+    assert min(record["timesteps"] for record in records) < 10000
 
 
 def test_a_failing_trial_is_recorded_with_its_error_and_the_study_goes_on(tmp_path: Path) -> None:
