@@ -27,7 +27,8 @@ VARIANTS = {
 GOAL = 1.05
 NOTES = (
     "What rlrun adds is fixed, per process: Hydra's import, plugin scan and composition of the config, the "
-    "preflight checks (a throwaway env and model), run.json and config.yaml, the TensorBoard writer, the "
+    "checks (the rules; the envs and model are built once, for training), run.json and config.yaml, the "
+    "TensorBoard writer, the "
     "one-episode final evaluation, saving model.zip; per step, only its callbacks' counter checks. What it "
     "leaves out: torch's validation of every distribution SB3 builds (on in the plain script, torch's default; "
     "rlrun turns it on with `check_nan=true`; results are bit-identical either way) and Python's module "

@@ -46,10 +46,9 @@ IMPORTS = {
 STARTUP_NOTE = (
     "Both sides import torch and SB3. The Zoo also imports `torch._dynamo`, which torch's optimizers import as the "
     "model is built; rlrun keeps it out (`rlrun/process/lazy_dynamo.py`) and pauses garbage collection while it starts "
-    "(`rlrun/process/gc_pause.py`). rlrun also imports Hydra, composes the config, runs its checks (a throwaway env "
-    "and "
-    "model), writes run.json and config.yaml (the git commit is read from `.git`, no subprocess) and builds its "
-    "evaluation copies."
+    "(`rlrun/process/gc_pause.py`). rlrun also imports Hydra, composes the config, runs its checks (on the envs "
+    "and model it trains with, built once), writes run.json and config.yaml (the git commit is read from `.git`, "
+    "no subprocess) and builds its evaluation copies."
 )
 
 
