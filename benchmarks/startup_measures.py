@@ -2,13 +2,14 @@
 end with the measures on and with ``RLRUN_FAST_START=0``.
 
 ``python -m benchmarks.startup_measures [--reps 5] [--each] [--sweep]`` runs each variant ``--reps`` times,
-alternating (on, off, on, off, ...) so that machine noise hits them alike, and prints the medians of wall and
-CPU seconds (user + system, children included: the steadier figure on a shared machine), the gain of each
-variant against the measures on, and the spread of the "on" repetitions (max - min), the noise to weigh a
-gain against. ``--each`` adds one variant per measure turned off alone (the private
-``_RLRUN_FAST_START_SKIP``), ``--sweep`` a two-seed joblib sweep with every measure on, without the fork
-server's preloads and without the quick exit. A sweep's CPU seconds count only the processes its own process
-waits for (not the fork server's workers): compare sweeps by wall time. Nothing is written to BENCHMARKS.md.
+alternating (on, off, on, off, ...) so that machine noise hits them alike, after a round that is not counted,
+and prints the medians of wall and CPU seconds (user + system, children included: the steadier figure on a
+shared machine), what each variant costs against the measures on, round by round, and the spread of the "on"
+repetitions (max - min), the noise to weigh a cost against. ``--each`` adds one variant per measure turned
+off alone (the private ``_RLRUN_FAST_START_SKIP``), ``--sweep`` a two-seed joblib sweep with every measure on,
+without the fork server's preloads and without the quick exit. A sweep's CPU seconds count only the processes
+its own process waits for (not the fork server's workers): compare sweeps by wall time. Nothing is written to
+BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -55,40 +56,45 @@ def _environment(extra: dict[str, str]) -> dict[str, str]:
 
 
 def measure(variants: dict[str, tuple[dict[str, str], str]], reps: int, work: Path) -> dict[str, list[common.Proc]]:
-    """Each variant ``reps`` times, alternating; every run in a fresh folder."""
+    """Each variant ``reps`` times, alternating, after one round that is not counted (the first run of a
+    command reads its files from disk); every run in a fresh folder."""
     results: dict[str, list[common.Proc]] = {name: [] for name in variants}
-    for rep in range(reps):
+    for rep in range(-1, reps):
         for name, (extra, _) in variants.items():
-            folder = work / f"{name.replace(' ', '_')}-{rep}"
+            folder = work / f"{name.replace(' ', '_')}-{rep + 1}"
             folder.mkdir(parents=True)
             tiny = [*TINY, f"hydra.run.dir={folder / 'run'}"]
-            args = [*SWEEP, f"sweep=s{rep}"] if name in SWEEPS else tiny
+            args = [*SWEEP, f"sweep=s{rep + 1}"] if name in SWEEPS else tiny
             proc = common.run_process(
                 [common.PYTHON, "-m", "rlrun", *args], folder / "log.txt", cwd=folder, env=_environment(extra)
             )
-            results[name].append(proc)
-            print(f"  {name:>16} rep {rep}: wall {proc.wall_s:5.2f} s, CPU {proc.cpu_s:5.2f} s", file=sys.stderr)
+            if rep >= 0:
+                results[name].append(proc)
+            label = f"rep {rep}" if rep >= 0 else "warm-up"
+            print(f"  {name:>19} {label}: wall {proc.wall_s:5.2f} s, CPU {proc.cpu_s:5.2f} s", file=sys.stderr)
     return results
 
 
 def report(results: dict[str, list[common.Proc]], variants: dict[str, tuple[dict[str, str], str]], base: str) -> str:
-    """A Markdown table: medians, gain against ``base``, and ``base``'s spread."""
-    median_wall = {name: common.median([p.wall_s for p in runs]) for name, runs in results.items()}
-    median_cpu = {name: common.median([p.cpu_s for p in runs]) for name, runs in results.items()}
+    """A Markdown table: medians, and what each variant costs against ``base`` round by round (the median of
+    the rounds' differences, and in how many rounds it cost more): a cost that is not there in (nearly) every
+    round, or that is smaller than ``base``'s own spread, is within noise."""
     lines = [
-        "| variant | what | wall s (median) | CPU s (median) | peak MB | costs vs on: wall s | CPU s |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| variant | what | wall s | CPU s | peak MB | costs: wall s | CPU s | rounds it cost more (CPU) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for name, runs in results.items():
-        peak = common.median([p.peak_mb for p in runs])
+        wall = [p.wall_s - b.wall_s for p, b in zip(runs, results[base], strict=True)]
+        cpu = [p.cpu_s - b.cpu_s for p, b in zip(runs, results[base], strict=True)]
         lines.append(
-            f"| {name} | {variants[name][1]} | {median_wall[name]:.2f} | {median_cpu[name]:.2f} | {peak:.0f} | "
-            f"{median_wall[name] - median_wall[base]:+.2f} | {median_cpu[name] - median_cpu[base]:+.2f} |"
+            f"| {name} | {variants[name][1]} | {common.median([p.wall_s for p in runs]):.2f} | "
+            f"{common.median([p.cpu_s for p in runs]):.2f} | {common.median([p.peak_mb for p in runs]):.0f} | "
+            f"{common.median(wall):+.2f} | {common.median(cpu):+.2f} | {sum(d > 0 for d in cpu)} of {len(cpu)} |"
         )
     walls, cpus = [p.wall_s for p in results[base]], [p.cpu_s for p in results[base]]
     lines.append(
-        f"\nNoise: the {len(walls)} `{base}` runs spread over {max(walls) - min(walls):.2f} s wall and "
-        f"{max(cpus) - min(cpus):.2f} s CPU (max - min); a cost smaller than that is within noise."
+        f"\nMedians over the rounds. Noise: the {len(walls)} `{base}` runs spread over {max(walls) - min(walls):.2f} s"
+        f" wall and {max(cpus) - min(cpus):.2f} s CPU (max - min)."
     )
     return "\n".join(lines)
 
