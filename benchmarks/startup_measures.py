@@ -22,17 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks import common
+from tests.rlrun.helpers import TINY_RUN
 
-TINY = [
-    "env=gridworld",
-    "algo=ppo",
-    "total_timesteps=256",
-    "algo.n_steps=32",
-    "eval.every=128",
-    "eval.episodes=2",
-    "eval.final_episodes=2",
-    "progress_bar=false",
-]
+TINY = TINY_RUN  # the tests' whole run of about a second
 SWEEP = ["-m", "env=gridworld", "algo=ppo", "seed=0,1", "total_timesteps=2048", "progress_bar=false"]
 SWEEP += ["hydra/launcher=joblib"]
 SWITCH, SKIP = "RLRUN_FAST_START", "_RLRUN_FAST_START_SKIP"

@@ -26,6 +26,19 @@ PAIRS = [(env, algo) for env, algos in COMPATIBLE.items() for algo in algos]
 BROKEN = "env.id=tests.rlrun.broken_envs:broken/{}-v0"
 
 
+# A whole `python -m rlrun` run in about a second: PPO on GridWorld, two evaluations, two final episodes.
+TINY_RUN = [
+    "env=gridworld",
+    "algo=ppo",
+    "total_timesteps=256",
+    "algo.n_steps=32",
+    "eval.every=128",
+    "eval.episodes=2",
+    "eval.final_episodes=2",
+    "progress_bar=false",
+]
+
+
 def compose_config(*overrides: str) -> DictConfig:
     """Compose ``conf/config.yaml`` exactly as ``python -m rlrun`` would, with these overrides."""
     with initialize_config_module("rlrun.conf", version_base="1.3"):

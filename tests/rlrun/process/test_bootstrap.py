@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from rlrun.process import bootstrap
+from tests.rlrun.helpers import TINY_RUN
 
 # ``python -m rlrun`` (runpy, as ``-m`` does) with probes: at exit, what the process installed and what it saw.
 # An object of __main__ says goodbye when Python's module teardown reaches it, which a quick exit skips.
@@ -45,16 +46,7 @@ sys.argv = ["rlrun", *sys.argv[1:]]
 runpy.run_module("rlrun", run_name="__main__", alter_sys=True)
 """
 
-TINY = [
-    "env=gridworld",
-    "algo=ppo",
-    "total_timesteps=256",
-    "algo.n_steps=32",
-    "eval.every=128",
-    "eval.episodes=2",
-    "eval.final_episodes=2",
-    "progress_bar=false",
-]
+TINY = TINY_RUN
 
 
 def _run(tmp_path: Path, switch: str | None) -> tuple[dict[str, object], bool]:

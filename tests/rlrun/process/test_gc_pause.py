@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 from rlrun.process import bootstrap
+from tests.rlrun.helpers import TINY_RUN
 
 UNIT = """\
 import gc
@@ -53,14 +54,7 @@ def test_pause_and_resume() -> None:
 def test_a_run_trains_with_collections_on_and_without_dynamo(tmp_path) -> None:
     out = _last_line(
         RUN,
-        "env=gridworld",
-        "algo=ppo",
-        "total_timesteps=256",
-        "algo.n_steps=32",
-        "eval.every=128",
-        "eval.episodes=2",
-        "eval.final_episodes=2",
-        "progress_bar=false",
+        *TINY_RUN,
         f"hydra.run.dir={tmp_path / 'run'}",
     )
     assert out == "True True False"  # collections on, start-up's objects frozen, torch._dynamo never loaded
