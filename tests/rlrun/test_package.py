@@ -11,15 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.rlrun.helpers import TINY_RUN
+
 REPO = Path(__file__).resolve().parents[2]
-TINY = [
-    "total_timesteps=256",
-    "eval.every=128",
-    "eval.final_episodes=2",
-    "snapshot.every=128",
-    "algo.n_steps=16",
-    "algo.batch_size=64",
-]
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +49,7 @@ def test_rlrun_works_in_a_folder_with_its_own_envs_package(installed: Path, tmp_
     )
     assert imported.returncode == 0, imported.stderr
     assert imported.stdout.split() == ["True", "rlrun/PointEnv-v0"]
-    trained = run(["-m", "rlrun", *TINY], tmp_path, installed)
+    trained = run(["-m", "rlrun", *TINY_RUN], tmp_path, installed)
     assert trained.returncode == 0, trained.stderr
     assert "gridworld + ppo, seed 0: mean return" in trained.stderr + trained.stdout
 
@@ -65,7 +59,7 @@ def test_rlrun_works_from_the_parent_of_a_checkout_named_rlrun(installed: Path, 
     imported = run(["-c", "import rlrun; print(rlrun.__version__, rlrun.__file__)"], tmp_path, installed)
     assert imported.returncode == 0, imported.stderr
     assert imported.stdout.split()[1].startswith(str(installed))
-    trained = run(["-m", "rlrun", *TINY], tmp_path, installed)
+    trained = run(["-m", "rlrun", *TINY_RUN], tmp_path, installed)
     assert trained.returncode == 0, trained.stderr
     record = next((tmp_path / "outputs" / "runs").rglob("run.json"))
     assert json.loads(record.read_text())["status"] == "completed"
