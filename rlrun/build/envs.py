@@ -10,6 +10,7 @@ Per env copy the stack is ``gym.make`` (with the registration's ``TimeLimit``) -
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
@@ -33,6 +34,7 @@ from rlrun.config.upgrade import load_pickle
 from rlrun.process.signals import ignore_stop_signals
 
 Wrapper = Callable[[gym.Env], gym.Env]
+RMS = ("mean", "var", "count")  # what SB3's RunningMeanStd holds, as saved in vecnormalize.npz
 
 
 def eval_seed(seed: int) -> int:
@@ -150,7 +152,9 @@ def _normalized(cfg: DictConfig, venv: VecEnv, normalizer: Path | None, training
     For evaluation (``training=False``) the statistics are frozen and rewards are left raw.
     """
     norm = cfg.env.normalize
-    if normalizer is not None:  # VecNormalize.load, reading the pickles of older runs too
+    if normalizer is not None and normalizer.suffix == ".npz":  # data only: a received folder's statistics
+        venv = load_statistics(normalizer, venv)
+    elif normalizer is not None:  # VecNormalize.load, reading the pickles of older runs too
         saved = load_pickle(normalizer)
         assert isinstance(saved, VecNormalize), f"{normalizer} holds no VecNormalize statistics"
         saved.set_venv(venv)
@@ -161,6 +165,52 @@ def _normalized(cfg: DictConfig, venv: VecEnv, normalizer: Path | None, training
     if not training and isinstance(venv, VecNormalize):
         venv.training, venv.norm_reward = False, False
     return venv
+
+
+def save_statistics(normalizer: VecNormalize, pickled: Path, data: Path) -> None:
+    """The VecNormalize statistics as SB3 saves them (``pickled``, for plain SB3 and resumes) and as arrays
+    and JSON in an ``.npz`` (``data``): what a folder that is not trusted is evaluated with, read without pickle."""
+    normalizer.save(str(pickled))
+    parts = _running_stats(normalizer).items()
+    arrays: dict[str, Any] = {
+        f"{name}.{field}": np.asarray(getattr(rms, field)) for name, rms in parts for field in RMS
+    }
+    about = {
+        "norm_obs": normalizer.norm_obs,
+        "norm_reward": normalizer.norm_reward,
+        "norm_obs_keys": normalizer.norm_obs_keys,
+        "clip_obs": normalizer.clip_obs,
+        "clip_reward": normalizer.clip_reward,
+        "gamma": normalizer.gamma,
+        "epsilon": normalizer.epsilon,
+    }
+    with open(data, "wb") as f:
+        np.savez(f, **arrays, about=np.array(json.dumps(about)))
+
+
+def _running_stats(normalizer: VecNormalize) -> dict[str, Any]:
+    """The normaliser's running statistics by name: ``obs`` (or ``obs.<key>`` per Dict key) and ``ret``."""
+    obs = normalizer.obs_rms if normalizer.norm_obs else None
+    named = {f"obs.{key}": rms for key, rms in obs.items()} if isinstance(obs, dict) else {"obs": obs}
+    return {**(named if obs is not None else {}), "ret": normalizer.ret_rms}
+
+
+def load_statistics(data: Path, venv: VecEnv) -> VecNormalize:
+    """``venv`` under VecNormalize with the statistics of a :func:`save_statistics` ``.npz`` (no pickle read)."""
+    try:
+        with np.load(data, allow_pickle=False) as arrays:
+            about = json.loads(str(arrays["about"]))
+            normalizer = VecNormalize(venv, training=False, **about)
+            for name, rms in _running_stats(normalizer).items():
+                rms.mean = arrays[f"{name}.mean"].astype(np.float64)
+                rms.var = arrays[f"{name}.var"].astype(np.float64)
+                rms.count = float(arrays[f"{name}.count"])
+    except (OSError, ValueError, KeyError, TypeError, AssertionError) as error:
+        raise UserError(
+            f"{data} cannot be read as VecNormalize statistics ({type(error).__name__}: {error})",
+            "restore the file from the run's original copy",
+        ) from None
+    return normalizer
 
 
 def make_train_env(cfg: DictConfig, normalizer: Path | None = None) -> VecEnv:

@@ -41,7 +41,8 @@ def main(argv: list[str] | None = None) -> None:
             raise UserError(f"--episodes {args.episodes} must be at least 1", "e.g. --episodes 10")
         render_mode = "rgb_array" if args.video else args.render
         n_envs = _copies(args, render_mode)
-        model, env = load_run(args.run_dir, args.snapshot, render_mode, args.seed, n_envs)
+        # a received folder (not trusted) is read from data formats only: no pickle, allow-listed _target_s
+        model, env = load_run(args.run_dir, args.snapshot, render_mode, args.seed, n_envs, untrusted="data")
         result = run_episodes(model, env, args.episodes, args.render, args.video)
         env.close()
     success = "" if result.success_rate is None else f"  success rate {result.success_rate:.2f}"

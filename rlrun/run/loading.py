@@ -5,6 +5,7 @@ API (``rlrun.load_run``); ``rlrun-eval`` (:mod:`rlrun.cli.eval`) is its command 
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -14,20 +15,45 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecEnv
 
 from rlrun.build import envs as build
+from rlrun.build import received
 from rlrun.config.errors import UserError
 from rlrun.config.upgrade import load_config
+from rlrun.record import trust
 from rlrun.run import snapshots
 from rlrun.run.evaluation import EvalResult, evaluate
 from rlrun.run.train import configure_torch
 
 CHOICES = "final, latest, best or a step number"
+log = logging.getLogger("rlrun")
 
 
-def _find_model(run_dir: Path, snapshot: str) -> tuple[Path, Path | None]:
-    """The model file and the VecNormalize statistics beside it for ``snapshot``."""
+def _statistics(run_dir: Path, folder: Path, data_only: bool) -> Path | None:
+    """The VecNormalize statistics in ``folder``: SB3's pickle, or with ``data_only`` the ``.npz`` beside it."""
+    pickled, data = folder / "vecnormalize.pkl", folder / "vecnormalize.npz"
+    if not data_only:
+        return pickled if pickled.is_file() else None
+    if pickled.is_file() and not data.is_file():
+        raise UserError(
+            f"loading {run_dir}: the folder is not trusted, and its normalisation statistics are only a pickle "
+            f"({pickled}: rlrun wrote no vecnormalize.npz then), which is never read from a folder not trusted",
+            f"if you have reviewed the folder, trust it with `{trust.TRUST_COMMAND} {run_dir}`",
+        )
+    return data if data.is_file() else None
+
+
+def _find_model(run_dir: Path, snapshot: str, data_only: bool = False) -> tuple[Path, Path | None]:
+    """The model file and the VecNormalize statistics beside it for ``snapshot``, once the folder's signatures
+    verify: nothing of a folder is unpickled or instantiated unless this user's rlrun (or ``rlrun-trust``)
+    signed it (:mod:`rlrun.record.trust`). ``data_only``: no signature needed, the statistics' ``.npz``."""
     folder = run_dir / "snapshots"
+    what = f"loading {run_dir}"
     if snapshot == "final" and (run_dir / "model.zip").exists():
-        return run_dir / "model.zip", run_dir / "vecnormalize.pkl"
+        if not data_only:
+            trust.check_run(run_dir, ("config.yaml", "model.zip", "vecnormalize.pkl"), what)
+        return run_dir / "model.zip", _statistics(run_dir, run_dir, data_only)
+    if not data_only:
+        trust.check_run(run_dir, ("config.yaml",), what)
+        trust.check_snapshots(run_dir, snapshots.list_snapshots(folder), what)
     if snapshot in ("final", "latest"):
         chosen = snapshots.newest_complete(folder)
     elif snapshot == "best":
@@ -46,7 +72,9 @@ def _find_model(run_dir: Path, snapshot: str) -> tuple[Path, Path | None]:
             f"{run_dir} has no model to evaluate (no model.zip and no complete snapshot)",
             "evaluate a run that finished or took a snapshot; train one with `python -m rlrun`",
         )
-    return chosen / "model.zip", chosen / "vecnormalize.pkl"
+    if not data_only and not snapshots.listed(chosen, "vecnormalize.pkl"):  # a file its manifest lists, or none
+        return chosen / "model.zip", None
+    return chosen / "model.zip", _statistics(run_dir, chosen, data_only)
 
 
 def _run_config(run_dir: Path) -> DictConfig:
@@ -61,19 +89,47 @@ def load_run(
     render_mode: str | None = None,
     seed: int | None = None,
     n_envs: int = 1,
+    untrusted: str = "refuse",
 ) -> tuple[BaseAlgorithm, VecEnv]:
     """The run's model (``final``, ``latest``, ``best`` or a step) and an eval env built from its config.
 
     The env is ``n_envs`` copies with the run's wrappers and frozen VecNormalize statistics, copy i
-    seeded with the run's evaluation stream (or ``seed``) + i.
+    seeded with the run's evaluation stream (or ``seed``) + i. A folder that is not trusted (not signed under
+    this user's key) is refused (exit 2), or with ``untrusted="data"`` read from data formats only
+    (:mod:`rlrun.build.received`): what ``rlrun-eval`` does with a received folder.
     """
     run_dir = Path(run_dir)
     cfg = _run_config(run_dir)
     configure_torch(cfg)
-    model_path, stats = _find_model(run_dir, str(snapshot))
-    normalizer = stats if stats is not None and stats.exists() else None
-    env = build.make_eval_env(cfg, render_mode, seed, normalizer, n_envs=n_envs)
-    return build.load_model(cfg, model_path, env), env
+    try:
+        model_path, stats = _find_model(run_dir, str(snapshot))
+        data_only = False
+    except trust.NotTrusted as refusal:
+        if untrusted != "data":
+            raise
+        _refuse_unlisted_code(run_dir, cfg, refusal)
+        model_path, stats = _find_model(run_dir, str(snapshot), data_only=True)
+        data_only = True
+        log.warning("%s is not trusted: read as data only (no pickle, allow-listed _target_s)", run_dir)
+    env = build.make_eval_env(cfg, render_mode, seed, stats, n_envs=n_envs)
+    try:
+        load = received.load_model_data_only if data_only else build.load_model
+        return load(cfg, model_path, env), env
+    except BaseException:
+        env.close()
+        raise
+
+
+def _refuse_unlisted_code(run_dir: Path, cfg: DictConfig, refusal: UserError) -> None:
+    """A folder that is not trusted is read as data only when its config names only allow-listed code."""
+    refused = received.refused_targets(cfg)
+    if refused:
+        raise UserError(
+            f"{refusal.problem}; read as data only, it would still call code outside the allow-list: "
+            + ", ".join(refused),
+            f"{refusal.fix}; or, to evaluate it as data only, add those module prefixes to "
+            f"{received.ALLOWED_ENV} (comma-separated)",
+        )
 
 
 def eval_copies(run_dir: Path) -> int:

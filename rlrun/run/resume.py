@@ -27,6 +27,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv,
 from rlrun.build.nan import CheckNan
 from rlrun.config.errors import UserError
 from rlrun.envs.batched import BatchedVecEnv
+from rlrun.record import trust
 from rlrun.record.files import EVAL_CSV_HEADER
 from rlrun.record.liveness import process_alive
 from rlrun.run import internals
@@ -154,7 +155,8 @@ def rewind_eval_csv(path: Path, step: int) -> None:
 
 
 def check_target(run_dir: Path, record: dict[str, Any] | None) -> Path | None:
-    """Validate ``resume=<run_dir>``; the snapshot to continue from (None: the run is completed)."""
+    """Validate ``resume=<run_dir>``; the snapshot to continue from (None: the run is completed). A folder whose
+    signatures do not verify under this user's trust key is refused (:mod:`rlrun.record.trust`)."""
     if record is None:
         raise UserError(
             f"resume={run_dir}: not a run folder (no run.json)",
@@ -166,6 +168,9 @@ def check_target(run_dir: Path, record: dict[str, Any] | None) -> Path | None:
     alive = record.get("status") == "running" and process_alive(record)
     if alive and pid != os.getpid():
         raise UserError(f"resume={run_dir}: the run is still going (pid {pid})", f"stop it first: kill {pid}")
+    # nothing of the folder is unpickled or instantiated unless this user's rlrun signed it (or rlrun-trust did)
+    trust.check_run(run_dir, ("config.yaml",), f"resume={run_dir}")
+    trust.check_snapshots(run_dir, list_snapshots(run_dir / "snapshots"), f"resume={run_dir}")
     snapshot = newest_verified(run_dir / "snapshots")  # verified once per process: the second look reuses it
     if snapshot is None:
         found = len(list_snapshots(run_dir / "snapshots"))

@@ -10,7 +10,8 @@ at any moment leaves complete ``step-*`` folders and ``.tmp-*`` leftovers, which
 removes and which are never listed as snapshots.
 
 Checksums are verified when a snapshot is loaded (and once per process for the snapshots a resumed run
-finds: :func:`newest_verified`), never again for the snapshots a process wrote itself. ``state.pkl`` of a
+finds: :func:`newest_verified`), never again for the snapshots a process wrote itself. Each manifest is signed
+(:mod:`rlrun.record.trust`): what a snapshot holds is unpickled only once its manifest verifies. ``state.pkl`` of a
 run written before the envs became ``rlrun.envs`` is read with the old module names mapped
 (:func:`rlrun.config.upgrade.load_pickle`).
 """
@@ -31,7 +32,9 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 
+from rlrun.build.envs import save_statistics
 from rlrun.config.upgrade import load_pickle
+from rlrun.record import trust
 
 MANIFEST = "manifest.json"
 STATE = "state.pkl"
@@ -62,7 +65,7 @@ def _fsync(path: Path) -> None:
 def _write_manifest(snapshot: Path, manifest: dict[str, Any]) -> None:
     tmp = snapshot / f".{MANIFEST}.tmp"
     with open(tmp, "w") as f:
-        json.dump(manifest, f, indent=2)
+        json.dump(trust.signed(manifest), f, indent=2)  # signed: this user's rlrun wrote it (rlrun.record.trust)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, snapshot / MANIFEST)
@@ -101,7 +104,7 @@ def save_snapshot(
     if with_buffer and isinstance(model, OffPolicyAlgorithm):
         model.save_replay_buffer(tmp / BUFFER)
     if (normalizer := model.get_vec_normalize_env()) is not None:
-        normalizer.save(str(tmp / "vecnormalize.pkl"))
+        save_statistics(normalizer, tmp / "vecnormalize.pkl", tmp / "vecnormalize.npz")  # .npz: data only
     with open(tmp / STATE, "wb") as f:
         pickle.dump(state, f)
     files = sorted(p for p in tmp.iterdir() if p.is_file())
@@ -117,6 +120,14 @@ def save_snapshot(
 
 def manifest(snapshot: Path) -> dict[str, Any]:
     return json.loads((snapshot / MANIFEST).read_text())
+
+
+def listed(snapshot: Path, name: str) -> bool:
+    """Whether the snapshot's manifest lists ``name``: a file it does not list is never loaded."""
+    try:
+        return name in manifest(snapshot)["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
 
 
 def step_of(snapshot: Path) -> int:

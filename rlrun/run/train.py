@@ -30,6 +30,7 @@ from rlrun.checks import preflight
 from rlrun.checks.rules import EnvFacts
 from rlrun.config.upgrade import load_config
 from rlrun.process import gc_pause
+from rlrun.record import trust
 from rlrun.record.run_record import RunRecord
 from rlrun.run import resume as exact_resume
 from rlrun.run import snapshots
@@ -64,6 +65,7 @@ def train(cfg: DictConfig, run_dir: str | Path, meta: dict[str, Any] | None = No
         policy = preflight.fit_checks(cfg, EnvFacts.of(train_env), algo_cls)
         model = preflight.built_model(cfg, lambda: build.make_model(cfg, train_env))
         record = RunRecord.start(run_dir, cfg, meta, policy)
+        trust.sign_run(run_dir)  # config.yaml signed: a resume of this run may instantiate it
     except BaseException:
         _close(train_env, eval_env)
         raise
@@ -198,8 +200,9 @@ def _complete(
 
 def _statistics(snapshot: Path | None) -> Path | None:
     """The snapshot's VecNormalize statistics, if it has any."""
-    stats = snapshot / "vecnormalize.pkl" if snapshot is not None else None
-    return stats if stats is not None and stats.exists() else None
+    if snapshot is None or not snapshots.listed(snapshot, "vecnormalize.pkl"):  # only what its manifest lists
+        return None
+    return snapshot / "vecnormalize.pkl"
 
 
 def _tensorboard(folder: Path, purge_step: int | None = None) -> Logger:
@@ -222,7 +225,7 @@ def _restore(
     model = build.load_model(cfg, snapshot / "model.zip", train_env)
     step = model.num_timesteps
     if isinstance(model, OffPolicyAlgorithm):
-        if (snapshot / snapshots.BUFFER).exists():
+        if snapshots.listed(snapshot, snapshots.BUFFER):  # a file the signed manifest does not list is never read
             # the envs continue the unfinished episode, so HER must not truncate it
             model.load_replay_buffer(snapshot / snapshots.BUFFER, truncate_last_traj=False)
         else:
@@ -236,13 +239,16 @@ def _restore(
 
 
 def _save_final(model: Any, run_dir: Path) -> None:
-    """``model.zip`` (and ``vecnormalize.pkl``), each written under a temporary name and renamed."""
+    """``model.zip`` (and ``vecnormalize.pkl`` and ``.npz``), each written under a temporary name and renamed;
+    then the run manifest is signed again."""
     tmp = run_dir / ".model.tmp.zip"
     model.save(tmp)
     os.replace(tmp, run_dir / "model.zip")
     if (normalizer := model.get_vec_normalize_env()) is not None:
-        normalizer.save(str(run_dir / ".vecnormalize.tmp.pkl"))
+        build.save_statistics(normalizer, run_dir / ".vecnormalize.tmp.pkl", run_dir / ".vecnormalize.tmp.npz")
         os.replace(run_dir / ".vecnormalize.tmp.pkl", run_dir / "vecnormalize.pkl")
+        os.replace(run_dir / ".vecnormalize.tmp.npz", run_dir / "vecnormalize.npz")  # data only (not trusted)
+    trust.sign_run(run_dir)  # the run manifest now covers the final model and statistics
 
 
 def _hparams(cfg: DictConfig) -> dict[str, Any]:

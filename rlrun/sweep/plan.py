@@ -7,7 +7,8 @@ A job's folder is its identity. Running the same sweep command again:
 - an ``interrupted`` run, or a ``running`` one whose process is gone, with a complete snapshot: ``resume``;
 - a ``failed`` run, or a stopped one without a snapshot: ``rerun`` from the start, the attempt kept under
   ``<job>/attempts/<k>/``;
-- a run of another config, or one still going: ``refuse`` (that job alone, never overwritten).
+- a run of another config, or one still going: ``refuse`` (that job alone, never overwritten); so is a stopped
+  run whose signatures do not verify under this user's trust key (:mod:`rlrun.record.trust`).
 
 A ``running`` run on this host is alive while its pid is; on another host (a cluster node, whose
 pids cannot be checked from here) while its ``run.json`` was ``updated`` less than ``stale_after_s`` ago.
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from rlrun.config.errors import UserError
+from rlrun.record import trust
 from rlrun.record.files import ATTEMPTS, read_json
 from rlrun.record.leftovers import remove_leftovers
 from rlrun.record.liveness import age_s, still_running
@@ -88,6 +90,16 @@ def _has_snapshot(path: Path) -> bool:
     return newest_complete(path / "snapshots") is not None
 
 
+def _not_trusted(path: Path) -> str | None:
+    """Why a stopped run may not be resumed here (its signatures do not verify under this user's key), or None."""
+    try:
+        trust.check_run(path, ("config.yaml",), f"resuming {path}")
+        trust.check_snapshots(path, sorted((path / "snapshots").glob("step-*")), f"resuming {path}")
+    except trust.NotTrusted as error:
+        return str(error).replace("\n", " ")
+    return None
+
+
 def _running_reason(path: Path, record: dict[str, Any], record_path: Path, stale_after_s: float) -> str:
     pid, host = record.get("pid"), record.get("host")
     if host == platform.node():
@@ -120,6 +132,8 @@ def decide(job: Job, stale_after_s: float) -> None:
         job.action, job.reason = REFUSE, _running_reason(job.path, record, record_path, stale_after_s)
     elif record.get("status") in ("interrupted", "running") and _has_snapshot(job.path):
         job.action = RESUME
+        if (untrusted := _not_trusted(job.path)) is not None:  # never resumed: nothing of it runs here
+            job.action, job.reason = REFUSE, untrusted
     else:
         job.action = RERUN
 

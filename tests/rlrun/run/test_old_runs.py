@@ -1,5 +1,6 @@
 """Run folders written before the envs became ``rlrun.envs`` (tests/fixtures/aaa907b/, made by commit aaa907b)
-resume, evaluate and re-run as the same config, each through its command line on a copy.
+resume, evaluate and re-run as the same config, each through its command line on a copy, trusted first with
+``rlrun-trust``'s call (they predate signatures).
 
 The commands run in ``tmp_path``: from the repository's root, the folder ``envs/`` would be importable as the
 old top-level package and hide what an installed rlrun does.
@@ -15,12 +16,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+from rlrun.record import trust
+
 OLD = Path(__file__).resolve().parents[2] / "fixtures" / "aaa907b"
 
 
 def copy_of(fixture: str, tmp_path: Path) -> Path:
     target = tmp_path / "outputs" / fixture
     shutil.copytree(OLD / fixture, target)
+    for run_dir in trust.run_folders(target):  # written before rlrun signed run folders: trusted, as a user would
+        trust.trust_folder(run_dir)
     return target
 
 

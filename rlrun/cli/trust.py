@@ -1,0 +1,51 @@
+"""``rlrun-trust RUN_DIR...`` (``python -m rlrun.cli.trust``): sign run folders the user has reviewed.
+
+A folder rlrun did not write under this user's trust key (received from someone, written by rlrun before it
+signed run folders, or altered since) is refused by ``resume=``, ``rlrun-eval`` and ``rlrun.load_run``, since
+loading it would unpickle its files and instantiate its ``config.yaml``. Signing it says: I have looked, and
+it may run here (:mod:`rlrun.record.trust`). A sweep's or a study's folder signs every run folder under it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rlrun.config.errors import UserError, report_user_errors
+from rlrun.process import bootstrap
+from rlrun.record import trust
+
+
+@bootstrap.entry
+def main(argv: Sequence[str] | None = None) -> None:
+    """Sign each folder given (or each run folder under it), then say what was signed."""
+    parser = argparse.ArgumentParser(
+        prog="rlrun-trust",
+        description="Trust run folders you have reviewed: resume=, rlrun-eval and rlrun.load_run may then load "
+        "their pickles and instantiate their config.yaml.",
+        epilog=f"Signs with the key in ${trust.KEY_ENV}, else $XDG_CONFIG_HOME/rlrun/trust.key.",
+    )
+    parser.add_argument("folders", nargs="+", type=Path, metavar="RUN_DIR", help="run folder, or a folder of runs")
+    args = parser.parse_args(argv)
+    with report_user_errors("rlrun-trust"):
+        runs: list[Path] = []
+        for folder in args.folders:
+            if not folder.is_dir():
+                raise UserError(f"{folder}: no such folder", "give a run folder, e.g. outputs/runs/<env>-<algo>/<run>")
+            found = trust.run_folders(folder)
+            if not found:
+                raise UserError(
+                    f"{folder} holds no run folder (no run.json or config.yaml in it or under it)",
+                    "give a run folder, or a sweep's folder under outputs/sweeps/",
+                )
+            runs += found
+        for run_dir in dict.fromkeys(runs):
+            count = trust.trust_folder(run_dir)
+            print(f"trusted {run_dir} ({count} snapshot{'s' if count != 1 else ''})")
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,22 @@
+"""Fixtures for the whole suite."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from rlrun.record.trust import KEY_ENV
+
+
+@pytest.fixture(scope="session", autouse=True)
+def trust_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Runs sign with a key of the test session (never the user's own), also in the commands tests start."""
+    before = os.environ.get(KEY_ENV)
+    os.environ[KEY_ENV] = str(tmp_path_factory.mktemp("trust") / "trust.key")
+    yield os.environ[KEY_ENV]
+    if before is None:
+        os.environ.pop(KEY_ENV, None)
+    else:
+        os.environ[KEY_ENV] = before
