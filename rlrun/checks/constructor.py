@@ -2,7 +2,9 @@
 
 Two of the rules checked before training (the others are in :mod:`rlrun.checks.rules`), applied the same
 way by training (:mod:`rlrun.checks.preflight`) and by ``rlrun-check``: :func:`algo_problems` reads the
-constructor's signature (no env needed), and :func:`rejection` turns whatever SB3 raises while building the
+constructor's signature (no env needed), and those of the nested arguments SB3 reads only deep inside it (HER's
+``replay_buffer_kwargs``, the fields of a schedule), so each is named by its dotted key with what it allows;
+:func:`rejection` turns whatever SB3 raises while building the
 model (an assertion, a ValueError, a bad ``policy_kwargs``) into a problem naming the keys, so it is reported
 before a run folder is written. :func:`construction_problems` builds a throwaway model for ``rlrun-check``.
 """
@@ -18,6 +20,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from hydra.errors import InstantiationException
+from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 from stable_baselines3.common.base_class import BaseAlgorithm
 
@@ -26,6 +29,20 @@ from rlrun.config.errors import Problem
 
 # Arguments rlrun passes itself; an algo file that sets them is a mistake.
 RUNTIME_ARGS = ("env", "seed", "device", "verbose", "tensorboard_log", "_init_setup_model")
+# What SB3's off-policy algorithms pass to their replay buffer class themselves, besides replay_buffer_kwargs.
+BUFFER_ARGS = (
+    "buffer_size",
+    "observation_space",
+    "action_space",
+    "env",
+    "device",
+    "n_envs",
+    "optimize_memory_usage",
+)
+# Hydra's own keys of a node with a _target_: not arguments of the class.
+HYDRA_KEYS = ("_target_", "_partial_", "_convert_", "_recursive_", "_args_")
+# Fields of SB3's schedules with a range SB3 does not check itself (LinearSchedule divides by end_fraction).
+SCHEDULE_RANGES: dict[str, tuple[str, Callable[[float], bool]]] = {"end_fraction": ("> 0", lambda v: v > 0)}
 
 
 def _accepts(annotation: Any, value: Any) -> bool:
@@ -88,6 +105,96 @@ def algo_problems(cfg: DictConfig, algo_cls: type[BaseAlgorithm]) -> list[Proble
                     f"give algo.{key} a value of that type",
                 )
             )
+        else:
+            problems += _schedule_problems(f"algo.{key}", value)
+    return problems + _her_problems(cfg, args)
+
+
+def _arguments_problems(where: str, cls: type, given: dict[str, Any], passed: tuple[str, ...]) -> list[Problem]:
+    """``given`` keyword arguments of ``cls`` (at the dotted key ``where``) it does not take, lacks, or cannot
+    take with their type; ``passed`` are those its caller passes itself."""
+    try:  # the annotations as types, also where the class's module postpones them (PEP 563)
+        signature = inspect.signature(cls, eval_str=True)
+    except Exception:
+        signature = inspect.signature(cls)
+    params = {k: p for k, p in signature.parameters.items() if k not in passed and p.kind is not p.VAR_POSITIONAL}
+    open_ended = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    params = {k: p for k, p in params.items() if p.kind is not p.VAR_KEYWORD}
+    takes = ", ".join(params)
+    problems: list[Problem] = []
+    for key, value in given.items():
+        if key in HYDRA_KEYS or (key not in params and open_ended):
+            continue
+        if key not in params:
+            problems.append((f"{where}.{key} is not an argument of {cls.__name__}", f"{cls.__name__} takes: {takes}"))
+        elif not _accepts(params[key].annotation, value):
+            problems.append(
+                (
+                    f"{where}.{key}={value!r} has the wrong type for {cls.__name__} ({params[key].annotation})",
+                    f"give {where}.{key} a value of that type; {cls.__name__} takes: {takes}",
+                )
+            )
+    for key, param in params.items():
+        if param.default is inspect.Parameter.empty and param.kind is param.POSITIONAL_OR_KEYWORD and key not in given:
+            problems.append(
+                (f"{where} has no {key}, which {cls.__name__} needs", f"set {where}.{key}; it takes: {takes}")
+            )
+    return problems
+
+
+def _schedule_problems(where: str, value: Any) -> list[Problem]:
+    """The fields of one of SB3's schedules (``{_target_: stable_baselines3.common.utils.LinearSchedule, ...}``):
+    each named, typed and in range, since SB3 only fails on them when it first calls the schedule."""
+    target = value.get("_target_") if isinstance(value, dict) else None
+    if not isinstance(target, str) or not target.startswith("stable_baselines3.") or not target.endswith("Schedule"):
+        return []
+    try:
+        cls = get_class(target)
+    except Exception:  # an unknown class: the model's construction names it
+        return []
+    problems = _arguments_problems(where, cls, value, ())
+    for key, field in value.items():
+        if key in HYDRA_KEYS:
+            continue
+        problems += _schedule_problems(f"{where}.{key}", field)  # FloatSchedule(LinearSchedule(...))
+        allowed, within = SCHEDULE_RANGES.get(key, ("any number", lambda v: True))
+        if isinstance(field, (int, float)) and not isinstance(field, bool) and not within(field):
+            problems.append(
+                (f"{where}.{key}={field} is out of range: it must be {allowed}", f"set {where}.{key} {allowed}")
+            )
+    return problems
+
+
+def _her_problems(cfg: DictConfig, args: dict[str, Any]) -> list[Problem]:
+    """``algo.replay_buffer_kwargs`` of SB3's ``HerReplayBuffer``: its arguments, and the goal selection strategy by
+    name (SB3 itself fails with a bare ``KeyError: 'bogus'``)."""
+    from stable_baselines3 import HerReplayBuffer
+    from stable_baselines3.her.goal_selection_strategy import KEY_TO_GOAL_STRATEGY
+
+    kwargs = args.get("replay_buffer_kwargs")
+    try:
+        her = build.uses_her(cfg)
+    except Exception:  # a replay_buffer_class that cannot be found: the model's construction names it
+        return []
+    if not her or not isinstance(kwargs, dict):
+        return []
+    where = "algo.replay_buffer_kwargs"
+    problems = _arguments_problems(where, HerReplayBuffer, kwargs, BUFFER_ARGS)
+    strategy = kwargs.get("goal_selection_strategy", "future")
+    allowed = ", ".join(KEY_TO_GOAL_STRATEGY)
+    built = isinstance(strategy, dict) and "_target_" in strategy  # a GoalSelectionStrategy made by instantiate
+    if not built and str(strategy).lower() not in KEY_TO_GOAL_STRATEGY:
+        problems.append(
+            (
+                f"{where}.goal_selection_strategy={strategy} is not one of {allowed}",
+                f"set {where}.goal_selection_strategy to one of {allowed}, e.g. future",
+            )
+        )
+    sampled = kwargs.get("n_sampled_goal", 4)
+    if isinstance(sampled, int) and not isinstance(sampled, bool) and sampled < 0:
+        problems.append(
+            (f"{where}.n_sampled_goal={sampled} must be >= 0", f"set {where}.n_sampled_goal to 0 or more, e.g. 4")
+        )
     return problems
 
 

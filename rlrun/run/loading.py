@@ -17,8 +17,8 @@ from stable_baselines3.common.vec_env import VecEnv
 from rlrun.build import envs as build
 from rlrun.build import received
 from rlrun.config.errors import UserError
-from rlrun.config.upgrade import load_config
 from rlrun.record import trust
+from rlrun.record.fields import read_config
 from rlrun.run import snapshots
 from rlrun.run.evaluation import EvalResult, evaluate
 from rlrun.run.train import configure_torch
@@ -61,9 +61,7 @@ def _find_model(run_dir: Path, snapshot: str, data_only: bool = False) -> tuple[
     elif snapshot.isdigit():
         chosen = folder / snapshots.snapshot_name(int(snapshot))
         if not snapshots.is_complete(chosen):
-            steps = [
-                snapshots.manifest(s)["step"] for s in snapshots.list_snapshots(folder) if snapshots.is_complete(s)
-            ]
+            steps = [snapshots.step_of(s) for s in snapshots.list_snapshots(folder) if snapshots.is_complete(s)]
             raise UserError(f"{run_dir} has no complete snapshot at step {snapshot}", f"choose one of: {steps}")
     else:
         raise UserError(f"--snapshot {snapshot} is not one of {CHOICES}", "e.g. --snapshot final")
@@ -78,9 +76,15 @@ def _find_model(run_dir: Path, snapshot: str, data_only: bool = False) -> tuple[
 
 
 def _run_config(run_dir: Path) -> DictConfig:
+    """The run's ``config.yaml``, upgraded if an older rlrun wrote it; refused (exit 2) when it cannot be read or
+    a value in it has a type the schema does not allow (:func:`rlrun.record.fields.config_problem`)."""
     if not (run_dir / "config.yaml").is_file():
         raise UserError(f"{run_dir} is not a run folder (no config.yaml)", "give a folder under outputs/runs/")
-    return load_config(run_dir)  # upgraded if an older rlrun wrote it
+    cfg, problem = read_config(run_dir)
+    if problem is not None:
+        raise UserError(f"{run_dir}: {problem}", "restore the run's config.yaml from a copy, or use another run")
+    assert cfg is not None
+    return cfg
 
 
 def load_run(

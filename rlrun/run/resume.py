@@ -28,6 +28,7 @@ from rlrun.build.nan import CheckNan
 from rlrun.config.errors import UserError
 from rlrun.envs.batched import BatchedVecEnv
 from rlrun.record import trust
+from rlrun.record.fields import REQUIRED, read_config, record_problem
 from rlrun.record.files import EVAL_CSV_HEADER
 from rlrun.record.liveness import process_alive
 from rlrun.run import internals
@@ -154,6 +155,10 @@ def rewind_eval_csv(path: Path, step: int) -> None:
     os.replace(tmp, path)
 
 
+# The fields of run.json a resume reads (DESIGN.md, "The run-directory contract"); each is checked for its type.
+RESUME_FIELDS = (*REQUIRED, "env", "algo")
+
+
 def check_target(run_dir: Path, record: dict[str, Any] | None) -> Path | None:
     """Validate ``resume=<run_dir>``; the snapshot to continue from (None: the run is completed). A folder whose
     signatures do not verify under this user's trust key is refused (:mod:`rlrun.record.trust`)."""
@@ -162,12 +167,19 @@ def check_target(run_dir: Path, record: dict[str, Any] | None) -> Path | None:
             f"resume={run_dir}: not a run folder (no run.json)",
             "give the folder of a run, e.g. resume=outputs/runs/gridworld-ppo/<stamp>",
         )
+    damaged = record_problem(record, RESUME_FIELDS)
+    if damaged is not None:  # before anything is trained: a record rlrun cannot finish would fail only at the end
+        raise UserError(
+            f"resume={run_dir}: {damaged}", "restore the run's run.json from a copy, or start the run again"
+        )
     if record.get("status") == "completed":
         return None
     pid = record.get("pid")
     alive = record.get("status") == "running" and process_alive(record)
     if alive and pid != os.getpid():
         raise UserError(f"resume={run_dir}: the run is still going (pid {pid})", f"stop it first: kill {pid}")
+    if (damaged := read_config(run_dir)[1]) is not None:  # the config it would train with, read as data only
+        raise UserError(f"resume={run_dir}: {damaged}", "restore the run's config.yaml from a copy, or start again")
     # nothing of the folder is unpickled or instantiated unless this user's rlrun signed it (or rlrun-trust did)
     trust.check_run(run_dir, ("config.yaml",), f"resume={run_dir}")
     trust.check_snapshots(run_dir, list_snapshots(run_dir / "snapshots"), f"resume={run_dir}")
@@ -189,7 +201,7 @@ def load_target(run_dir: Path) -> tuple[dict[str, Any], Path | None]:
     record_path = run_dir / "run.json"
     try:
         record = json.loads(record_path.read_text()) if record_path.is_file() else None
-    except ValueError as error:
+    except (OSError, ValueError) as error:  # a file that cannot be read, is not UTF-8 or not JSON
         raise UserError(
             f"resume={run_dir}: its run.json cannot be read ({error})", "restore run.json or start a new run"
         ) from None

@@ -15,6 +15,7 @@ from typing import Any
 
 from rlrun.config.errors import UserError
 from rlrun.config.keys import override_key, training_overrides
+from rlrun.record.fields import shown
 from rlrun.table.runs import MISSING, Group, Run
 
 log = logging.getLogger("rlrun.table")
@@ -51,8 +52,16 @@ def _check_by(runs: Sequence[Run], by: Sequence[str]) -> None:
             )
 
 
+def _json(value: Any) -> str:
+    """A config value as JSON; YAML's dates (``default=str``) and mappings with keys of mixed types too."""
+    try:
+        return json.dumps(value, sort_keys=True, default=str)
+    except TypeError:  # keys that cannot be sorted together
+        return json.dumps(value, default=str)
+
+
 def _dump(value: Any) -> str:
-    return "<absent>" if value is MISSING else json.dumps(value, sort_keys=True)
+    return "<absent>" if value is MISSING else _json(value)
 
 
 def _label_value(value: Any) -> str:
@@ -60,7 +69,7 @@ def _label_value(value: Any) -> str:
     (for people: :func:`rlrun.config.keys.override_value` writes what Hydra parses)."""
     if value is MISSING:
         return "null"
-    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return value if isinstance(value, str) else _json(value)
 
 
 def _by_overrides(run: Run, by: Sequence[str]) -> list[str]:
@@ -118,13 +127,31 @@ def _sweep_jobs(run_dir: Path, cache: dict[Path, set[Path]]) -> set[Path]:
         path = folder / "sweep.json"
         if path.is_file():
             try:
-                jobs = {(folder / job["folder"]).resolve() for job in json.loads(path.read_text())["jobs"]}
-            except (OSError, ValueError, KeyError, TypeError) as error:
+                jobs = {(folder / job).resolve() for job in _job_folders(json.loads(path.read_text()))}
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
                 log.warning("ignoring %s: it cannot be read (%s); seeds planned count the runs found", path, error)
+                jobs = set()
+            except ValueError as error:
+                log.warning("ignoring %s: %s; seeds planned count the runs found", path, error)
                 jobs = set()
             cache[folder] = jobs
             return jobs
     return set()
+
+
+def _job_folders(data: Any) -> list[str]:
+    """The ``folder`` of each job a ``sweep.json`` lists; raises ``ValueError`` naming the field that is not
+    of the type DESIGN.md gives it ("Sweeps")."""
+    if not isinstance(data, dict):
+        raise ValueError(f"it holds {type(data).__name__}, not an object")
+    jobs = data.get("jobs")
+    if not isinstance(jobs, list) or not all(isinstance(job, dict) for job in jobs):
+        raise ValueError(f"its 'jobs' is {shown(jobs)}, not a list of objects")
+    for job in jobs:
+        folder = job.get("folder")
+        if not isinstance(folder, str) or not folder or Path(folder).is_absolute():
+            raise ValueError(f"a job's 'folder' is {shown(folder)}, not a folder name relative to the sweep's")
+    return [job["folder"] for job in jobs]
 
 
 def _count_planned(groups: list[Group]) -> None:

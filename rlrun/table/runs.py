@@ -1,16 +1,16 @@
 """Run folders for tables: find them under any folders, read them, group the runs that differ only by seed.
 
 A run folder holds ``run.json`` and ``config.yaml`` (DESIGN.md, "The run-directory contract"), at any depth:
-single runs, sweeps, several sweeps at once. A run whose record cannot be read (a truncated or hand-edited
-``run.json``, a completed run without ``eval.csv``) is left out with one warning line naming it; the others
-still make a table.
+single runs, sweeps, several sweeps at once, in folders whose names start with a dot too. A run whose record cannot
+be used (a truncated or hand-edited ``run.json``, a field of the wrong type in it or in ``config.yaml``, a completed
+run without ``eval.csv``) is left out with one warning line naming it, the file and the field; the others still make
+a table.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -21,8 +21,8 @@ import yaml
 
 from rlrun.config.errors import UserError
 from rlrun.config.upgrade import upgrade_container
+from rlrun.record.fields import record_problem, shown
 from rlrun.record.files import ATTEMPTS, parse_eval_csv
-from rlrun.record.run_record import RUN_STATUSES
 
 log = logging.getLogger("rlrun.table")
 
@@ -121,15 +121,21 @@ def find_runs(folders: Sequence[Path]) -> list[Run]:
     return sorted(runs.values(), key=lambda run: str(run.folder.resolve()))
 
 
+def _searched(name: str) -> bool:
+    """Whether a subfolder may hold runs: not a sweep job's ``attempts/`` (failed attempts the job was run again
+    after, DESIGN.md "Sweeps"), Hydra's or git's records, or rlrun's temporary folders. Other folders whose names
+    start with a dot (a sweep named so by an older rlrun) are searched like any other."""
+    return name not in (ATTEMPTS, ".hydra", ".git") and not name.startswith(".tmp-")
+
+
 def _run_folders(folder: Path) -> Iterator[Path]:
-    """Run folders at any depth; a run folder's own subfolders (snapshots) are not searched, nor a sweep
-    job's ``attempts/`` (failed attempts the job was run again after, DESIGN.md "Sweeps")."""
+    """Run folders at any depth; a run folder's own subfolders (snapshots) are not searched (:func:`_searched`)."""
     for root, dirs, files in os.walk(folder):
         if "run.json" in files and "config.yaml" in files:
             dirs.clear()
             yield Path(root)
         else:
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != ATTEMPTS)
+            dirs[:] = sorted(d for d in dirs if _searched(d))
 
 
 def read_run(folder: Path) -> Run:
@@ -143,39 +149,35 @@ def read_run(folder: Path) -> Run:
         config = yaml.safe_load((folder / "config.yaml").read_text())
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
         raise Damaged(f"config.yaml cannot be read ({type(error).__name__})") from None
-    if not isinstance(config, dict):
-        raise Damaged("config.yaml holds no mapping")
-    config = upgrade_container(config)  # a run written by an older rlrun, in today's spelling
+    config = upgrade_container(_check_config(config, record))  # a run written by an older rlrun, in today's spelling
     curve_path = folder / "eval.csv"
     if record["status"] == "completed" and not curve_path.is_file():
         raise Damaged("no eval.csv although run.json says completed")
     return Run(folder, record, config, read_curve(curve_path) if curve_path.is_file() else None)
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _check_record(record: Any) -> None:
-    """The fields a table needs, with the types DESIGN.md gives them."""
-    if not isinstance(record, dict):
-        raise Damaged("run.json holds no object")
-    expected = {"env_id": str, "config_hash": str, "seed": int, "total_timesteps": int, "overrides": list}
-    for key, kind in expected.items():
-        if not isinstance(record.get(key), kind) or isinstance(record.get(key), bool):
-            raise Damaged(f"run.json has no valid {key!r}")
-    if record.get("status") not in RUN_STATUSES:
-        raise Damaged(f"run.json has status {record.get('status')!r}, not one of {', '.join(RUN_STATUSES)}")
-    for key in ("wall_s", "fps"):
-        if record.get(key) is not None and not _is_number(record[key]):
-            raise Damaged(f"run.json has a non-numeric {key!r}")
-    if record["status"] != "completed":
-        return
-    final = record.get("final")
-    if not isinstance(final, dict) or not _is_number(final.get("mean_return")):
-        raise Damaged("run.json says completed but has no final mean_return")
-    if final.get("success_rate") is not None and not _is_number(final["success_rate"]):
-        raise Damaged("run.json has a non-numeric final success_rate")
+    """The fields a table reads, with the types DESIGN.md gives them (:mod:`rlrun.record.fields`)."""
+    problem = record_problem(record)
+    if problem is not None:
+        raise Damaged(problem)
+    if record["status"] == "completed" and record.get("final") is None:
+        raise Damaged("run.json says completed but has no 'final' (with its mean_return)")
+
+
+def _check_config(config: Any, record: dict[str, Any]) -> dict[str, Any]:
+    """The parts of ``config.yaml`` a table reads: a mapping whose ``algo`` and ``env`` are mappings, with the
+    algorithm's class in ``algo._target_`` when ``run.json`` does not name the algorithm."""
+    if not isinstance(config, dict):
+        raise Damaged(f"config.yaml holds {type(config).__name__}, not a mapping")
+    for key in ("env", "algo"):
+        if key in config and not isinstance(config[key], dict):
+            raise Damaged(f"config.yaml's {key!r} is {shown(config[key])}, not a mapping")
+    if not record.get("algo"):
+        target = config.get("algo", {}).get("_target_")
+        if not isinstance(target, str) or not target:
+            raise Damaged("config.yaml's 'algo._target_' is not a class name, and run.json names no 'algo'")
+    return config
 
 
 def read_curve(path: Path) -> Curve:

@@ -76,6 +76,33 @@ def _describe(group: Group, out: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return row, entry
 
 
+def _check_out(out: Path) -> None:
+    """Refuse a folder for the table files that is a file, lies under one, or holds a folder named like a
+    table file: found before anything is read or written."""
+    existing = out.absolute()
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        where = "is" if existing == out.absolute() else f"lies under {existing}, which is"
+        raise UserError(
+            f"--out {out} {where} an existing file, not a folder for the table files",
+            "give --out a folder (it is created if missing); nothing was written",
+        )
+    taken = [name for name in FILES if (out / name).exists() and not (out / name).is_file()]
+    if taken:
+        raise UserError(
+            f"--out {out} holds {', '.join(taken)} as something other than a file", "give --out another folder"
+        )
+
+
+def _check_compare(compare: tuple[str, str] | None) -> None:
+    if compare is not None and compare[0] == compare[1]:
+        raise UserError(
+            f"--compare names group {compare[0]!r} twice: a group compared with itself always gives 0.5",
+            "name two different groups, e.g. --compare 'gridworld-ppo algo.n_steps=64' gridworld-ppo",
+        )
+
+
 def _compare(groups: Sequence[Group], names: tuple[str, str], metric: str) -> dict[str, Any]:
     by_name = {group.name: group for group in groups}
     samples = []
@@ -109,12 +136,15 @@ def write_tables(
     """Write ``table.md``, ``table.csv``, ``table.json`` and ``curves.png`` for the runs under ``folders``.
 
     Returns the path of ``table.md``. Raises :class:`~rlrun.config.errors.UserError` for a folder without runs,
-    an unknown ``--by`` key or ``--compare`` group, or an unknown metric.
+    an unknown ``--by`` key or ``--compare`` group, a group compared with itself, an unknown metric, or an
+    ``out`` that cannot be a folder.
     """
     if metric not in METRICS:
         raise UserError(f"metric {metric!r} is not one of {', '.join(METRICS)}", "use return or success")
     folders = [Path(folder) for folder in folders]
     out = Path(out)
+    _check_out(out)
+    _check_compare(compare)
     runs = find_runs(folders)
     if not runs:
         raise UserError(
@@ -130,7 +160,11 @@ def write_tables(
         "compare": _compare(groups, compare, metric) if compare is not None else None,
         "provenance": provenance(runs),
     }
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        problem = f"--out {out} cannot be created: {error.strerror or error}"
+        raise UserError(problem, "give a folder you can write to") from None
     write_text(out / "table.csv", render_csv(document["rows"]))
     write_text(out / "table.json", render_json(document))
     write_text(out / "table.md", render_markdown(document))

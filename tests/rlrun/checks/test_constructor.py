@@ -60,3 +60,89 @@ def test_what_training_refuses_fails_the_arguments_check() -> None:
     arguments = check.algo_checks(cfg, build.make_env(cfg))[0]
     assert (arguments.name, arguments.status) == ("PPO arguments", env_checks.FAIL)
     assert arguments.detail.startswith("PPO rejected its arguments (algo.batch_size=1)")
+
+
+LINEAR = "{_target_:stable_baselines3.common.utils.LinearSchedule,start:0.001,end:0.0,end_fraction:1.0}"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "messages"),
+    [
+        (
+            ["algo.replay_buffer_kwargs.goal_selection_strategy=bogus"],
+            ["algo.replay_buffer_kwargs.goal_selection_strategy=bogus is not one of future, final, episode"],
+        ),
+        (
+            ["algo.replay_buffer_kwargs.goal_selection_strategy=3"],
+            ["algo.replay_buffer_kwargs.goal_selection_strategy=3 is not one of future, final, episode"],
+        ),
+        (
+            ["algo.replay_buffer_kwargs.n_sampled_goal=-1"],
+            ["algo.replay_buffer_kwargs.n_sampled_goal=-1 must be >= 0"],
+        ),
+        (
+            ["algo.replay_buffer_kwargs.n_sampled_goal=many"],
+            ["algo.replay_buffer_kwargs.n_sampled_goal='many' has the wrong type for HerReplayBuffer"],
+        ),
+        (
+            ["+algo.replay_buffer_kwargs.strategy=future"],
+            ["algo.replay_buffer_kwargs.strategy is not an argument of HerReplayBuffer"],
+        ),
+        (
+            [f"algo.learning_rate={LINEAR}", "algo.learning_rate.end_fraction=0"],
+            ["algo.learning_rate.end_fraction=0 is out of range: it must be > 0"],
+        ),
+        (
+            [f"algo.learning_rate={LINEAR}", "algo.learning_rate.start=fast"],
+            ["algo.learning_rate.start='fast' has the wrong type for LinearSchedule"],
+        ),
+        (
+            [f"algo.learning_rate={LINEAR}", "~algo.learning_rate.end"],
+            ["algo.learning_rate has no end, which LinearSchedule needs"],
+        ),
+        (
+            [f"algo.learning_rate={LINEAR}", "+algo.learning_rate.stop=0.1"],
+            ["algo.learning_rate.stop is not an argument of LinearSchedule"],
+        ),
+        (
+            [
+                "algo.learning_rate={_target_:stable_baselines3.common.utils.FloatSchedule,value_schedule:"
+                + LINEAR
+                + "}"
+            ],
+            [],
+        ),
+    ],
+    ids=[
+        "her-strategy",
+        "her-strategy-a-number",
+        "her-sampled-goals-negative",
+        "her-sampled-goals-text",
+        "her-unknown-key",
+        "schedule-end-fraction-0",
+        "schedule-start-text",
+        "schedule-missing-field",
+        "schedule-unknown-field",
+        "nested-schedule",
+    ],
+)
+def test_nested_arguments_sb3_would_reject_name_the_key_and_what_it_takes(
+    overrides: list[str], messages: list[str]
+) -> None:
+    cfg = compose_config("env=pointgoal", "algo=her", *overrides)
+    problems = constructor_checks.algo_problems(cfg, build.algo_class(cfg))
+    assert len(problems) == len(messages), problems
+    for (problem, fix), message in zip(problems, messages, strict=True):
+        assert problem.startswith(message), problem
+        assert "future, final, episode" in fix or "takes:" in fix or "set algo." in fix, fix
+
+
+def test_training_reports_a_bogus_goal_selection_strategy_by_name() -> None:
+    from rlrun.checks.preflight import config_checks
+    from rlrun.config.errors import UserError
+
+    cfg = compose_config("env=pointgoal", "algo=her", "algo.replay_buffer_kwargs.goal_selection_strategy=bogus")
+    with pytest.raises(UserError) as refused:
+        config_checks(cfg)
+    assert "goal_selection_strategy=bogus is not one of future, final, episode" in str(refused.value)
+    assert "KeyError" not in str(refused.value)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import imageio.v2 as imageio
 import numpy as np
@@ -83,3 +85,30 @@ def test_mistakes_are_clear(finished_run: Path, tmp_path: Path, args: list[str],
     )
     assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "out.avi").exists()
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda text: text.replace("algo:\n", "algo: 5\nold_algo:\n", 1),
+            "config.yaml: 'algo' has a value of the wrong",
+        ),
+        (lambda text: text.replace("  n_envs:", "  n_envs: many\n  old:", 1), "config.yaml: 'env.n_envs' has a value"),
+        (lambda text: text.replace("  id:", "  id: [a, b]\n  old_id:", 1), "config.yaml: 'env.id' has a value"),
+        (lambda text: "- a list\n", "config.yaml holds a list, not a mapping"),
+        (lambda text: text + "algo: {", "config.yaml cannot be read"),
+    ],
+    ids=["algo-a-number", "n-envs-text", "id-a-list", "a-list", "not-yaml"],
+)
+def test_a_config_yaml_of_the_wrong_shape_is_refused_naming_the_key(
+    finished_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, message: str
+) -> None:
+    run_dir = tmp_path / "run"
+    shutil.copytree(finished_run, run_dir)
+    (run_dir / "config.yaml").write_text(edit((run_dir / "config.yaml").read_text()))
+    with pytest.raises(SystemExit) as stop:
+        main([str(run_dir), "--episodes", "1"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{run_dir}: {message}" in err and "fix: restore the run's config.yaml" in err, err

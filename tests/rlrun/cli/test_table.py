@@ -43,3 +43,28 @@ def test_command_line_prints_the_table(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "| `cartpole-ppo` | 2/2 | 100.5 ± 0.5 |" in done.stdout and "wrote table.md" in done.stdout
     assert (tmp_path / "runs/curves.png").is_file()
+
+
+def test_out_naming_a_file_and_a_group_compared_with_itself_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for seed in range(2):
+        make_run(tmp_path / f"runs/seed-{seed}", seed, 1.0 + seed)
+    taken = tmp_path / "notes.txt"
+    taken.write_text("mine")
+    (tmp_path / "odd").mkdir()
+    (tmp_path / "odd/table.md").mkdir()
+    runs = str(tmp_path / "runs")
+    for argv, message in (
+        ([runs, "--out", str(taken)], f"--out {taken} is an existing file, not a folder for the table files"),
+        ([runs, "--out", str(taken / "sub")], f"--out {taken / 'sub'} lies under {taken}, which is an existing file"),
+        ([runs, "--out", str(tmp_path / "odd")], "holds table.md as something other than a file"),
+        ([runs, "--compare", "cartpole-ppo", "cartpole-ppo"], "a group compared with itself always gives 0.5"),
+    ):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2, argv
+        err = capsys.readouterr().err
+        assert message in err and "fix:" in err, err
+    assert taken.read_text() == "mine" and [p.name for p in (tmp_path / "odd").iterdir()] == ["table.md"]
+    assert not (tmp_path / "runs/table.md").exists()  # refused before anything was written

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -270,3 +271,57 @@ def test_resume_leaves_the_config_it_loaded_unchanged(tmp_path: Path, monkeypatc
     resume(tmp_path, progress_bar="auto")
     [(cfg, text)] = loaded
     assert OmegaConf.to_yaml(cfg) == text and cfg.progress_bar == "false"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (b"[1, 2]", "run.json holds list [1, 2], not an object"),
+        (b'{"status": "interrupted"}', "run.json has no 'env_id'"),
+        (b'{"status": "paused"}', "run.json has no 'env_id'"),
+        (b"\xff\xfe", "its run.json cannot be read"),
+    ],
+    ids=["a-list", "minimal", "unknown-status", "not-text"],
+)
+def test_a_damaged_run_json_is_refused_naming_the_field(tmp_path: Path, text: bytes, message: str) -> None:
+    from rlrun.run.resume import load_target
+
+    (tmp_path / "run.json").write_bytes(text)
+    with pytest.raises(UserError, match=re.escape(message)) as refused:
+        load_target(tmp_path)
+    assert refused.value.status == 2 and "run.json" in str(refused.value.fix)
+
+
+def test_a_run_json_or_config_yaml_of_the_wrong_shape_is_refused_before_training(tmp_path: Path) -> None:
+    from rlrun.run.resume import load_target
+
+    run_dir = tmp_path / "run"
+    interrupted(run_dir)
+    record_text, config_text = (run_dir / "run.json").read_text(), (run_dir / "config.yaml").read_text()
+    minimal = {k: v for k, v in json.loads(record_text).items() if k not in ("env", "algo", "pid", "host")}
+    for damaged, message in (
+        (minimal, "run.json has no 'env'"),  # trained to the end before, then KeyError: 'env'
+        ({**minimal, "env": ["a", "b"], "algo": "ppo"}, "run.json's 'env' is ['a', 'b'], not a name"),
+        ({**json.loads(record_text), "overrides": [1]}, "run.json's 'overrides' is [1], not a list of strings"),
+    ):
+        (run_dir / "run.json").write_text(json.dumps(damaged))
+        before = tree(run_dir)
+        result = cli([f"resume={run_dir}"], tmp_path)
+        assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr, result.stderr
+        after = tree(run_dir)
+        after.pop(".lock", None)  # the writer's lock, taken before the record is read
+        before.pop(".lock", None)
+        assert after == before and sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+    (run_dir / "run.json").write_text(record_text)
+    for text, message in (
+        (
+            config_text.replace("algo:\n", "algo: 5\nold_algo:\n", 1),
+            "config.yaml: 'algo' has a value of the wrong type",
+        ),
+        (config_text + "seed: many\n", "config.yaml cannot be read"),  # a key twice: YAML refuses it
+        (config_text.replace("  n_envs:", "  n_envs: many\n  old_n_envs:", 1), "'env.n_envs' has a value of the wrong"),
+        ("- a list\n", "config.yaml holds a list, not a mapping"),
+    ):
+        (run_dir / "config.yaml").write_text(text)
+        with pytest.raises(UserError, match=re.escape(message)):
+            load_target(run_dir)

@@ -59,3 +59,39 @@ def test_seeds_planned_come_from_sweep_json(tmp_path: Path) -> None:
     write_tables([sweep / "cartpole-ppo"], tmp_path / "out")  # a sub-folder of the sweep finds its sweep.json
     row = read_rows(tmp_path / "out")["cartpole-ppo"]
     assert (row["seeds_completed"], row["seeds_planned"]) == ("2", "5")
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        ([1, 2], "it holds list, not an object"),
+        (
+            {"jobs": {"cartpole-ppo/seed-2": "completed"}},
+            "its 'jobs' is {'cartpole-ppo/seed-2': 'completed'}, not a list of objects",
+        ),
+        ({"jobs": [{"folder": 3}]}, "a job's 'folder' is 3, not a folder name relative to the sweep's"),
+        ({"jobs": [{"folder": "/etc"}]}, "a job's 'folder' is '/etc', not a folder name relative to the sweep's"),
+    ],
+    ids=["a-list", "jobs-a-mapping", "folder-a-number", "folder-absolute"],
+)
+def test_a_sweep_json_of_the_wrong_shape_is_ignored_with_one_warning_naming_the_field(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, data: object, reason: str
+) -> None:
+    sweep = tmp_path / "sweep"
+    for seed in range(2):
+        make_run(sweep / f"cartpole-ppo/seed-{seed}", seed, 500.0)
+    (sweep / "sweep.json").write_text(json.dumps(data))
+    write_tables([sweep], tmp_path / "out")
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [f"ignoring {sweep / 'sweep.json'}: {reason}; seeds planned count the runs found"]
+    row = read_rows(tmp_path / "out")["cartpole-ppo"]
+    assert (row["seeds_completed"], row["seeds_planned"]) == ("2", "2")
+
+
+def test_by_keys_holding_dates_and_mixed_keys_still_group(tmp_path: Path) -> None:
+    for seed in range(2):
+        run = make_run(tmp_path / f"s/seed-{seed}", seed, 1.0 + seed)
+        text = (run / "config.yaml").read_text()
+        (run / "config.yaml").write_text(text + "started: 2026-11-23\nodd: {1: a, b: c}\n")
+    write_tables([tmp_path / "s"], tmp_path / "out", by=["started", "odd"])
+    assert list(read_rows(tmp_path / "out")) == ['cartpole-ppo started="2026-11-23" odd={"1": "a", "b": "c"}']

@@ -1,0 +1,134 @@
+"""The fields of ``run.json`` and ``config.yaml`` with the types DESIGN.md and the schema give them, checked by every
+reader of a run folder it did not write itself in this process.
+
+A received, hand-made or damaged record is never trusted to have the right shape: ``rlrun-table`` leaves such a run
+out with one warning, ``resume=`` and ``rlrun-eval`` refuse it (exit 2), and either way the message names the file
+and the field (:func:`record_problem`, :func:`config_problem`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from rlrun.config.schema import RunConfig
+from rlrun.config.upgrade import upgrade
+from rlrun.record.run_record import RUN_STATUSES
+
+Check = Callable[[Any], bool]
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and value != ""
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: Any) -> bool:
+    """A finite int or float (not a bool): what a score, a time or a rate is."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _or_null(check: Check) -> Check:
+    return lambda value: value is None or check(value)
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _final(value: Any) -> bool:
+    return value is None or (
+        isinstance(value, dict)
+        and is_number(value.get("mean_return"))
+        and _or_null(is_number)(value.get("success_rate"))
+    )
+
+
+def _versions(value: Any) -> bool:
+    return value is None or (isinstance(value, dict) and all(v is None or isinstance(v, str) for v in value.values()))
+
+
+# field -> (what it must be, in words; the check)
+FIELDS: dict[str, tuple[str, Check]] = {
+    "status": (f"one of {', '.join(RUN_STATUSES)}", lambda value: isinstance(value, str) and value in RUN_STATUSES),
+    "env": ("a name (a non-empty string) or null", _or_null(_text)),
+    "env_id": ("a Gymnasium id (a non-empty string)", _text),
+    "algo": ("a name (a non-empty string) or null", _or_null(_text)),
+    "seed": ("an integer >= 0", lambda value: _integer(value) and value >= 0),
+    "config_hash": ("a non-empty string", _text),
+    "overrides": ("a list of strings", _strings),
+    "total_timesteps": ("an integer > 0", lambda value: _integer(value) and value > 0),
+    "timesteps": ("an integer >= 0 or null", _or_null(lambda value: _integer(value) and value >= 0)),
+    "wall_s": ("a number or null", _or_null(is_number)),
+    "fps": ("a number or null", _or_null(is_number)),
+    "final": ("null or an object with a number mean_return and a number or null success_rate", _final),
+    "pid": ("an integer or null", _or_null(_integer)),
+    "host": ("a string or null", _or_null(lambda value: isinstance(value, str))),
+    "versions": ("an object of version strings (or nulls) or null", _versions),
+    "git": ("a string or null", _or_null(lambda value: isinstance(value, str))),
+    "command": ("a string or null", _or_null(lambda value: isinstance(value, str))),
+    "resumes": ("a list", lambda value: isinstance(value, list)),
+}
+# What every reader needs: a record without one of these cannot be grouped, resumed or reported.
+REQUIRED = ("status", "env_id", "seed", "config_hash", "overrides", "total_timesteps")
+
+
+def shown(value: Any) -> str:
+    """A value as a message shows it: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
+def record_problem(record: Any, required: Iterable[str] = REQUIRED) -> str | None:
+    """What makes ``record`` (a parsed ``run.json``) unusable, naming the field: a field of ``required`` that is
+    missing, or any field of :data:`FIELDS` of the wrong type; None when it can be used."""
+    if not isinstance(record, dict):
+        return f"run.json holds {type(record).__name__} {shown(record)}, not an object"
+    for field in required:
+        if field not in record:
+            return f"run.json has no {field!r} (it must be {FIELDS[field][0]})"
+    for field, (allowed, check) in FIELDS.items():
+        if field in record and not check(record[field]):
+            return f"run.json's {field!r} is {shown(record[field])}, not {allowed}"
+    return None
+
+
+def config_problem(cfg: Any) -> str | None:
+    """What makes a run's loaded ``config.yaml`` unusable, naming the key: a value of a type the schema
+    (:class:`rlrun.config.schema.RunConfig`) does not allow there, or a required key that is missing; None when
+    it can be used. Keys the schema does not know (``logger``, ...) are left to their readers."""
+    schema = OmegaConf.structured(RunConfig)
+    OmegaConf.set_struct(schema, False)  # the run's own keys beyond the schema's are kept, not refused
+    try:
+        merged = OmegaConf.merge(schema, cfg)
+        missing = sorted(OmegaConf.missing_keys(merged))
+    except OmegaConfBaseException as error:
+        key = f"'{error.full_key}'" if error.full_key else "its top level"
+        reason = str(error.msg if getattr(error, "msg", None) else error).splitlines()[0]
+        return f"config.yaml: {key} has a value of the wrong type ({reason})"
+    if missing:
+        return f"config.yaml has no {missing[0]!r}"
+    return None
+
+
+def read_config(run_dir: Path) -> tuple[DictConfig | None, str | None]:
+    """A run folder's ``config.yaml``, upgraded if an older rlrun wrote it, and what makes it unusable (None when
+    nothing does; then the config is not None)."""
+    try:
+        loaded = OmegaConf.load(run_dir / "config.yaml")
+    except (OSError, ValueError, yaml.YAMLError, OmegaConfBaseException) as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        return None, f"config.yaml cannot be read ({reason})"
+    if not isinstance(loaded, DictConfig):
+        return None, "config.yaml holds a list, not a mapping"
+    cfg = upgrade(loaded)
+    return cfg, config_problem(cfg)
