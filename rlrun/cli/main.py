@@ -173,8 +173,9 @@ def _single_run(cfg: DictConfig, meta: dict[str, Any]) -> float:
 
 
 def _resume_overrides(command: CommandLine) -> list[str]:
-    """For ``resume=<run_dir>``: check the target and the other overrides before Hydra creates anything,
-    and point Hydra at the run's own folder without letting it write a new ``.hydra`` record there."""
+    """For ``resume=<run_dir>``: check the target and the other overrides and take the run's lock before
+    Hydra creates anything, and point Hydra at the run's own folder without letting it write a new ``.hydra``
+    record there."""
     target = command.value("resume")
     if not target:
         return []
@@ -189,6 +190,9 @@ def _resume_overrides(command: CommandLine) -> list[str]:
             "resume= continues a run with its own config.yaml; refusing overrides that change it: " + " ".join(refused),
             "drop them (only progress_bar= may change), or start a new run with them",
         )
+    from rlrun.record.lock import hold
+
+    hold(run_dir)  # until this process ends: a second resume of the run is refused here, exit 2
     record, snapshot = load_target(run_dir)
     _invocation.resumed = record
     if snapshot is None:

@@ -31,6 +31,7 @@ from rlrun.checks.rules import EnvFacts
 from rlrun.config.upgrade import load_config
 from rlrun.process import gc_pause
 from rlrun.record import trust
+from rlrun.record.lock import claim
 from rlrun.record.run_record import RunRecord
 from rlrun.run import resume as exact_resume
 from rlrun.run import snapshots
@@ -54,9 +55,15 @@ def train(cfg: DictConfig, run_dir: str | Path, meta: dict[str, Any] | None = No
     """Train the configured agent into ``run_dir``; return the final evaluation (run.json's ``final``).
 
     The config is checked first; then the envs and the model are built once, each checked as it is built,
-    and the run's record starts only once all of that passed.
+    and the run's record starts only once all of that passed. The run holds its folder's lock throughout
+    (:mod:`rlrun.record.lock`): a folder another process writes in is refused before anything is written.
     """
     run_dir, meta = Path(run_dir), meta or {}
+    with claim(run_dir):
+        return _train(cfg, run_dir, meta)
+
+
+def _train(cfg: DictConfig, run_dir: Path, meta: dict[str, Any]) -> dict[str, Any]:
     algo_cls = preflight.config_checks(cfg)  # ranges first: torch_threads among them
     configure_torch(cfg)
     set_random_seed(cfg.seed)
@@ -74,8 +81,14 @@ def train(cfg: DictConfig, run_dir: str | Path, meta: dict[str, Any] | None = No
 
 
 def resume(run_dir: str | Path, progress_bar: str = "auto", meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Continue the run in ``run_dir`` from its newest complete snapshot, with the run's own config."""
+    """Continue the run in ``run_dir`` from its newest complete snapshot, with the run's own config; holding
+    the folder's lock, as :func:`train` does."""
     run_dir, meta = Path(run_dir), meta or {}
+    with claim(run_dir):
+        return _resume(run_dir, progress_bar, meta)
+
+
+def _resume(run_dir: Path, progress_bar: str, meta: dict[str, Any]) -> dict[str, Any]:
     data, snapshot = exact_resume.load_target(run_dir)
     if snapshot is None:
         log.info("%s is already completed; nothing to do", run_dir)

@@ -4,6 +4,10 @@ Hydra's basic sweeper, the Ray launcher's ``ray.get`` and submitit's ``results()
 job that raises, and ``SystemExit`` escapes Hydra's job wrapper; so a job records whatever happens
 (a user mistake, an exception, NaN, a signal) in its folder's ``run.json`` and log, and returns.
 
+A job in a process of the launcher's stops with the sweep too, though only the sweep's own process got the
+signal: it watches the sweep's stop marker (:data:`STOP_FILE`) and, in joblib's workers, the sweep's process
+itself (:mod:`rlrun.sweep.orphans`), and stops at its next boundary with a snapshot.
+
 The one exception: a job running in the sweep's own process (the basic launcher) that is stopped by a
 signal stops the sweep too (:class:`SweepStopped`), since the signal was the user's Ctrl-C or the
 scheduler's, meant for the whole sweep.
@@ -14,12 +18,17 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
 
 from rlrun.config.errors import UserError
+from rlrun.record.lock import FolderInUse
+from rlrun.sweep import orphans
 from rlrun.sweep.plan import RERUN, RESUME, TRAIN
 
 log = logging.getLogger("rlrun")
@@ -31,6 +40,7 @@ STOP_FILE = ".stopping"
 # resume or rerun), so the job does not work it out again from the files.
 ACTION_VARIABLE = "RLRUN_SWEEP_ACTION"
 _sweeper_pid: int | None = None
+_POLL_S = 0.2  # how often a running job looks for the sweep's stop marker
 
 
 class SweepStopped(BaseException):
@@ -55,6 +65,40 @@ def _stop_sweep_if_here(signum: int) -> None:
 def stop_requested(sweep_dir: Path) -> bool:
     """Whether the sweep was asked to stop (see :data:`STOP_FILE`)."""
     return (sweep_dir / STOP_FILE).exists()
+
+
+def _stop_when_asked(sweep_dir: Path, done: threading.Event) -> None:
+    """Until ``done``: once the sweep asks to stop (its marker, or its process gone), stop the run at its next
+    boundary with a snapshot, as a first SIGTERM would. The run's own interrupt handler is given the stop;
+    before training has installed it, this waits; a run that already received a signal is left to it."""
+    from rlrun.run.interrupts import InterruptCallback
+
+    while not done.wait(_POLL_S):
+        if not (stop_requested(sweep_dir) or orphans.orphaned()):
+            continue
+        handler = signal.getsignal(signal.SIGTERM)
+        interrupts = getattr(handler, "__self__", None)
+        if isinstance(interrupts, InterruptCallback) and callable(handler):
+            if interrupts.received is None:
+                handler(signal.SIGTERM, None)
+            return
+
+
+@contextmanager
+def _stopped_with_the_sweep(sweep_dir: Path) -> Iterator[None]:
+    """While the job trains in a process of the launcher's (not the sweep's own): a signal to the sweep's
+    process alone, or its death, reaches the job through :func:`_stop_when_asked`."""
+    if _sweeper_pid == os.getpid():  # the basic launcher: the sweep's signal is this process's own
+        yield
+        return
+    done = threading.Event()
+    watcher = threading.Thread(target=_stop_when_asked, args=(sweep_dir, done), name="rlrun-job-stop", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
 
 
 def _hand_over_to_submitit(signum: int) -> None:
@@ -103,20 +147,25 @@ def run_job(cfg: DictConfig, run_dir: Path, sweep_dir: Path, meta: dict[str, Any
     from rlrun.run import train as training
     from rlrun.run.interrupts import RunInterrupted
 
+    orphans.watch()  # in a worker of the sweep (joblib's): stop, and end, with the sweep's process
     try:
-        if stop_requested(sweep_dir):
+        if stop_requested(sweep_dir) or not orphans.job_starts():
             log.warning("not started: the sweep is stopping; the same command runs it")
             _stop_sweep_if_here(signal.SIGINT)
             return None
         # the sweep's decision, taken in its own process; a job told to train whose folder already holds a
         # run is this launch's own earlier attempt, requeued by its scheduler (submitit), and continues it
         decision = os.environ.get(ACTION_VARIABLE)
-        if decision == RESUME or (decision in (TRAIN, RERUN) and (run_dir / "run.json").is_file()):
-            final = training.resume(run_dir, cfg.progress_bar, meta)
-        else:
-            final = training.train(cfg, run_dir, meta)
+        with _stopped_with_the_sweep(sweep_dir):
+            if decision == RESUME or (decision in (TRAIN, RERUN) and (run_dir / "run.json").is_file()):
+                final = training.resume(run_dir, cfg.progress_bar, meta)
+            else:
+                final = training.train(cfg, run_dir, meta)
     except SweepStopped:
         raise
+    except FolderInUse as error:  # another process writes there: its run.json is left as it is
+        log.error("rlrun: error: %s", error)
+        return None
     except UserError as error:
         log.error("rlrun: error: %s", error)
         _record_failure(cfg, run_dir, meta, error)
@@ -134,4 +183,6 @@ def run_job(cfg: DictConfig, run_dir: Path, sweep_dir: Path, meta: dict[str, Any
         log.error("run failed: %s", _one_line(error), exc_info=not isinstance(error, SystemExit))
         _record_failure(cfg, run_dir, meta, error)
         return None
+    finally:
+        orphans.job_ends()
     return float(final["mean_return"])

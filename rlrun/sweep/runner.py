@@ -11,8 +11,10 @@ The sweeper (``hydra_plugins/rlrun_sweeper``) composes the jobs and calls :func:
    or refused; 128 + N when the sweep itself was stopped by signal N.
 
 The first SIGINT, SIGTERM or SIGUSR2 to this process stops the sweep gracefully: jobs running end at
-their next boundary with a snapshot (their own processes get the terminal's Ctrl-C too), jobs not
-started yet are left for the same command to run; a second one stops at once.
+their next boundary with a snapshot (their own processes get the terminal's Ctrl-C too; a signal sent to
+this process alone reaches them through the stop marker, :data:`rlrun.sweep.job.STOP_FILE`), jobs not
+started yet are left for the same command to run; a second one stops at once. The sweep holds its folder's
+lock (:mod:`rlrun.record.lock`, taken by the sweeper before this runs), so no other sweep writes there.
 """
 
 from __future__ import annotations

@@ -32,6 +32,20 @@ if TYPE_CHECKING:
     from rlrun.sweep.plan import Job
 
 
+def _claim(sweep_dir: Path) -> None:
+    """Hold the sweep folder's lock until this process ends (:mod:`rlrun.record.lock`): a second sweep of the
+    same folder is refused as a whole, before it launches anything (Hydra writes a job's folder before rlrun
+    runs in it, so the jobs' own locks would come too late)."""
+    from rlrun.record.lock import hold
+
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    hold(
+        sweep_dir,
+        "the sweep",
+        "wait until that sweep ends (the same command then continues it), or name this one differently (sweep=NAME)",
+    )
+
+
 class RlrunSweeper(BasicSweeper):
     """Cartesian-product sweeps, as Hydra's basic sweeper, that skip, resume, re-run or refuse each job."""
 
@@ -81,6 +95,9 @@ class RlrunSweeper(BasicSweeper):
             for job in jobs:
                 decide(job, self.stale_after_s)
             refuse_common_mistake(jobs)  # imports torch and builds a model, while joblib's fork server imports
+            _claim(sweep_dir)
+            for job in jobs:  # again, now that no other sweep writes here: one may have ended meanwhile
+                decide(job, self.stale_after_s)
         info = {"command": command_line(), "launcher": self.config.hydra.runtime.choices.get("hydra/launcher")}
         launcher = self.launcher
         status = sweeping.run(

@@ -9,7 +9,8 @@ started by a fork server (Python's ``forkserver`` start method, which loky suppo
 modules once, while the sweep's own process runs its checks, and then forks each worker with them
 loaded. The fork server is a single-threaded process of its own: no thread of the sweep's process is
 forked. It is a start-up measure: ``RLRUN_FAST_START=0`` turns it off (:mod:`rlrun.process.bootstrap`), and
-the workers are then loky's own.
+the workers are then loky's own. Either way the workers end with the sweep's process, even when it is killed
+outright (:mod:`rlrun.sweep.orphans`; loky's own workers from their first job on).
 
 Private API: ``multiprocessing.forkserver._forkserver._forkserver_pid``, the server's pid, to end it with the
 sweep (:func:`_stop_fork_server` says why); Python has no public call that stops the fork server.
@@ -26,10 +27,12 @@ from contextlib import suppress
 from typing import Any
 
 from rlrun.process import bootstrap
+from rlrun.sweep import orphans
 
 # What a job imports: the task function's module, training with SB3 and torch, Hydra's job wrapper.
 JOB_MODULES = [
     "rlrun.process.preload_begin",  # first: no garbage collections while the others are imported
+    "rlrun.sweep.fork_server",  # each worker watches the sweep's process, to end with it (rlrun.sweep.orphans)
     "rlrun.cli.main",
     "rlrun.sweep.job",
     "rlrun.run.train",
@@ -47,7 +50,10 @@ def start(launcher: Any) -> None:
         from joblib.externals.loky.backend.context import set_start_method
     except ImportError:
         return
-    if not isinstance(launcher, JoblibLauncher) or not bootstrap.enabled("preload"):
+    if not isinstance(launcher, JoblibLauncher):
+        return
+    os.environ[orphans.SWEEP_PID] = str(os.getpid())  # the workers end with this process, however it ends
+    if not bootstrap.enabled("preload"):
         return
     multiprocessing.set_forkserver_preload(JOB_MODULES)
     set_start_method("forkserver", force=True)
