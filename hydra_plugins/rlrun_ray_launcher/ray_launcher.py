@@ -1,10 +1,18 @@
 """The Launcher plugin: submit each job of a sweep as a ``ray.remote`` task running Hydra's ``run_job``.
 
 Ray is imported only when a sweep is launched, since Hydra imports every plugin at start-up.
+
+A Ray this launcher starts itself (no ``address``) is kept as private as Ray allows: no dashboard and so no job
+server (``include_dashboard=True`` asks for one), its node address 127.0.0.1. Ray 2.60 still binds the GCS
+server, the raylet and the workers to all network interfaces whatever address it is given: when a server of
+it listens beyond the loopback interface, a warning says so and how to keep such a Ray private (a firewall, or
+a cluster started on 127.0.0.1 and joined with ``address``).
+Joining a running cluster passes the settings as they are.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from pathlib import Path
 from typing import Any
@@ -17,6 +25,17 @@ from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 log = logging.getLogger(__name__)
+
+# ray.init's settings for a Ray of the sweep's own, unless the config sets them: nothing served beyond this machine
+# that Ray lets us keep in (the dashboard and its job server listen wherever they are told; the rest, see LOCAL_WARNING)
+LOCAL_SETTINGS: dict[str, Any] = {"include_dashboard": False, "_node_ip_address": "127.0.0.1"}
+LOCAL_WARNING = (
+    "hydra/launcher=ray without an address starts a Ray of this sweep's own, and Ray binds its servers (GCS, "
+    "raylet, workers) to all network interfaces whatever address it is given: other machines can reach them while "
+    "the sweep runs (Ray's token authentication, on unless RAY_AUTH_MODE=disabled, refuses their work). To keep "
+    "them private, block Ray's ports to other machines in a firewall, or join a Ray that others cannot reach with "
+    "hydra.launcher.ray.init.address=HOST:PORT (docs/sweeps.md, On a cluster: Ray)"
+)
 
 
 def execute_job(
@@ -77,9 +96,10 @@ class RayLauncher(Launcher):
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
         sweep_dir.mkdir(parents=True, exist_ok=True)
         if not ray.is_initialized():
-            # address null: a Ray of this sweep's own ("local"), never one that ray.init would find on its
-            # own (a cluster left running on this machine, or the stale address of one that was stopped)
-            ray.init(**{"address": "local", **_settings(self.ray.init)})
+            settings = _init_settings(_settings(self.ray.init))
+            ray.init(**settings)
+            if settings["address"] == "local" and _served_beyond_loopback():
+                log.warning(LOCAL_WARNING)
         remote_job = ray.remote(**_settings(self.ray.remote))(execute_job)
         log.info(f"Ray is launching {len(job_overrides)} jobs, sweep output dir: {sweep_dir}")
         singleton_state = Singleton.get_state()
@@ -97,6 +117,33 @@ class RayLauncher(Launcher):
             for task in tasks:
                 ray.cancel(task)
             raise
+
+
+def _init_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """``ray.init``'s arguments. Address null: a Ray of this sweep's own ("local"), never one that ray.init would
+    find on its own (a cluster left running on this machine, or the stale address of one that was stopped),
+    with :data:`LOCAL_SETTINGS` where the config does not set them."""
+    settings = {"address": "local", **settings}
+    if settings["address"] != "local":
+        return settings  # joining a running cluster: its own settings decide what it serves
+    return {**LOCAL_SETTINGS, **settings}
+
+
+def _served_beyond_loopback() -> bool:
+    """Whether this process or one it started (the Ray just started here) listens beyond the loopback interface;
+    True where that cannot be found out."""
+    try:
+        import psutil  # Ray's own copy (ray/thirdparty_files, on sys.path once ray is imported) if none is installed
+
+        here = psutil.Process()
+        addresses: set[str] = set()
+        for process in [here, *here.children(recursive=True)]:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                sockets = process.net_connections(kind="inet")
+                addresses |= {s.laddr.ip for s in sockets if s.status == psutil.CONN_LISTEN}
+    except Exception:  # no psutil, or no right to look
+        return True
+    return bool(addresses - {"127.0.0.1", "::1"})
 
 
 def _result(task: Any, overrides: list[str]) -> JobReturn:

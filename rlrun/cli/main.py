@@ -30,6 +30,7 @@ from rlrun.config import store
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.config.keys import RESUME_OVERRIDES, override_key
 from rlrun.process import bootstrap
+from rlrun.record.files import WriteFailed
 from rlrun.record.leftovers import remove_leftovers
 from rlrun.record.provenance import command_line, prog
 from rlrun.sweep.job import run_job
@@ -128,6 +129,13 @@ def _hydra_main(cfg: DictConfig) -> float | None:
     return _single_run(cfg, meta)
 
 
+def _after_write_failure(run_dir: Path) -> str:
+    """What to do after a run stopped by a write that failed (a full disk): where it can continue from."""
+    if (run_dir / "run.json").is_file() and any((run_dir / "snapshots").glob("step-*")):
+        return f"free space, then continue from its newest complete snapshot with: {prog()} resume={run_dir}"
+    return "free space, then start it again"
+
+
 def _single_run(cfg: DictConfig, meta: dict[str, Any]) -> float:
     """``python -m rlrun ...`` without ``-m``: train or resume, report, exit with DESIGN.md's statuses."""
     from rlrun.build.nan import NonFiniteValue
@@ -154,6 +162,9 @@ def _single_run(cfg: DictConfig, meta: dict[str, Any]) -> float:
                 f"rlrun: run failed: {error}\nrun.json records it; snapshots so far are kept in {run_dir}",
                 file=sys.stderr,
             )
+            sys.exit(1)
+        except WriteFailed as error:  # a full disk, a quota, a read-only filesystem: one line, no traceback
+            print(f"rlrun: run failed: {error}; {_after_write_failure(run_dir)}", file=sys.stderr)
             sys.exit(1)
         except RunInterrupted as stop:
             print(

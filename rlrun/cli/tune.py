@@ -16,7 +16,6 @@ from __future__ import annotations
 import fcntl
 import importlib.util
 import logging
-import re
 import signal
 import sys
 from pathlib import Path
@@ -30,6 +29,7 @@ from omegaconf import DictConfig, OmegaConf
 from rlrun.config import store
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.config.keys import override_key
+from rlrun.config.resolvers import folder_name
 from rlrun.process import bootstrap
 from rlrun.tune.space import check_against, parse_space
 from rlrun.tune.study import JOURNAL, PRUNERS, SAMPLERS, Setup, counts, make_storage, open_study, optimize
@@ -63,8 +63,11 @@ def _check_tune_keys(tune: DictConfig) -> None:
             )
     if tune.sampler == "cmaes" and importlib.util.find_spec("cmaes") is None:
         problems.append(("tune.sampler=cmaes needs the cmaes package", "pip install cmaes, or use tune.sampler=tpe"))
-    if tune.study is not None and not re.fullmatch(r"[\w.+-]+", str(tune.study)):
-        problems.append((f"tune.study={tune.study} cannot name a folder", "use letters, digits and . _ + - only"))
+    if tune.study is not None:  # a folder name as given, or refused (DESIGN.md, "Folders")
+        try:
+            folder_name("tune.study", tune.study)
+        except UserError as error:
+            problems.append((error.problem, error.fix or ""))
     if problems:
         from rlrun.checks.rules import raise_if
 

@@ -1,6 +1,8 @@
 """Names of run and sweep folders, and the OmegaConf resolvers ``conf/config.yaml`` uses for them.
 
-A sweep job lives in ``<sweep dir>/<env>-<algo>/<other overrides>/seed-<k>``. The middle part is
+A sweep's folder is ``outputs/sweeps/<sweep>``, the name exactly as given (:func:`folder_name` refuses names that
+would not map one-to-one onto a folder). A sweep job lives in ``<sweep dir>/<env>-<algo>/<other overrides>/seed-<k>``.
+The middle part is
 computed here from the job's overrides, leaving out the keys that do not change what is trained
 (:mod:`rlrun.config.keys`), so re-running a sweep with another ``progress_bar`` or ``eval.every`` finds the
 same folders. Folder names never contain ``=`` or ``,``: Hydra's override grammar would reject such a
@@ -14,12 +16,14 @@ import hashlib
 import re
 import secrets
 import string
+import unicodedata
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
+from rlrun.config.errors import UserError
 from rlrun.config.keys import override_key, training_overrides
 
 # Drawn once per process so every resolution of hydra.run.dir names the same folder.
@@ -29,6 +33,13 @@ _STARTED = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
 _NAMED_GROUPS = ("env", "algo")
 # A folder name longer than this ends in a hash of the full name instead (file systems allow 255 bytes).
 _MAX_NAME = 120
+# What a file system allows in one folder name, in bytes of its UTF-8 spelling.
+_MAX_FOLDER_BYTES = 255
+# The rule for names of sweeps and studies (DESIGN.md, "Folders"), as the refusal states it.
+NAME_RULE = (
+    "a name is one folder name, used as given (Unicode letters are kept): not empty, not . or .., not starting "
+    "with a dot, without / \\ = , or control characters, in Unicode's composed form (NFC), at most 255 bytes"
+)
 
 
 def safe_name(text: str) -> str:
@@ -38,6 +49,64 @@ def safe_name(text: str) -> str:
     name = re.sub(r"\+*([-_])\+*", r"\1", name).strip("+")
     if len(name) > _MAX_NAME:
         name = f"{name[: _MAX_NAME - 9]}+{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+    return name
+
+
+def _name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be used as a folder name as it is, or None when it can."""
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:
+        return "it is not valid UTF-8 text"
+    if name == "":
+        return "it is empty"
+    if name in (".", ".."):
+        return f"{name} names the folder that would hold it, or that folder's parent, not a folder of its own"
+    if name.startswith("."):
+        return "it starts with a dot, which hides the folder"
+    found = sorted({c for c in name if c in "/\\" or c in "=," or unicodedata.category(c) == "Cc"})
+    if any(c in "/\\" for c in found):
+        return "it holds a path separator, so it would name a folder inside another"
+    if found:
+        shown = " ".join(repr(c) for c in found)
+        return f"it holds {shown}: folder names never contain = , or control characters (NUL, newline, ...)"
+    if unicodedata.normalize("NFC", name) != name:
+        return "it is not in Unicode's composed form (NFC): some file systems would give it another's folder"
+    if size > _MAX_FOLDER_BYTES:
+        return f"it is {size} bytes long in UTF-8, and a folder name holds at most {_MAX_FOLDER_BYTES}"
+    return None
+
+
+def _suggestion(name: str, fallback: str) -> str:
+    """A name close to ``name`` that :func:`folder_name` accepts (``fallback`` when nothing of it is left)."""
+    fixed = unicodedata.normalize("NFC", name)
+    fixed = "".join("-" if c in "/\\=," or unicodedata.category(c) == "Cc" else c for c in fixed).lstrip(".")
+    while len(fixed.encode("utf-8", "replace")) > _MAX_FOLDER_BYTES:
+        fixed = fixed[:-1]
+    fixed = fixed.encode("utf-8", "replace").decode("utf-8")
+    return fixed if fixed and _name_problem(fixed) is None else fallback
+
+
+def folder_name(key: str, value: object) -> str:
+    """``value``, the ``sweep`` or ``tune.study`` name, as the folder name it is used as: exactly as given.
+
+    Raises :class:`UserError` (exit 2) for a value that is not a name, or would not map one-to-one onto a
+    folder of its own (DESIGN.md, "Folders"); nothing is ever rewritten.
+    """
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        kind = "list" if isinstance(value, (list, ListConfig)) else type(value).__name__
+        kind = "mapping" if isinstance(value, (dict, DictConfig)) else kind
+        shown = str(value).lower() if isinstance(value, bool) else str(value)
+        raise UserError(
+            f"{key}={shown} is a {kind}, not a name",
+            f"give one name; quote it for Hydra if you mean that text: {key}=\"'{shown}'\"",
+        )
+    name = str(value)
+    problem = _name_problem(name)
+    if problem is not None:
+        example = _suggestion(name, f"my-{key.rsplit('.', 1)[-1]}")
+        quoted = example if re.fullmatch(r"[\w.+-]+", example, re.ASCII) else f"\"'{example}'\""
+        raise UserError(f"{key}={name!r} cannot name a folder: {problem}", f"{NAME_RULE}; e.g. {key}={quoted}")
     return name
 
 
@@ -64,12 +133,13 @@ def sweep_subdir(env: str, algo: str, overrides: Iterable[str], seed: int) -> st
     return "/".join(parts)
 
 
-def sweep_name(name: str | None) -> str:
-    """The sweep folder's name: the ``sweep`` key, else the time the sweep started."""
-    return safe_name(str(name)) if name else _STARTED
+def sweep_name(name: object) -> str:
+    """The sweep folder's name: the ``sweep`` key exactly as given (refused with :class:`UserError` when it
+    cannot name a folder of its own), else the time the sweep started."""
+    return _STARTED if name is None else folder_name("sweep", name)
 
 
-def sweep_dir(name: str | None) -> str:
+def sweep_dir(name: object) -> str:
     """``outputs/sweeps/<name>`` as an absolute path (workers of some launchers start in other folders)."""
     return str(Path("outputs", "sweeps", sweep_name(name)).absolute())
 

@@ -4,11 +4,13 @@
 sees a half-written file, every time the status changes, after each periodic evaluation and snapshot,
 and at least every minute of training (:mod:`rlrun.run.heartbeat`); ``updated`` is the time of the last rewrite, so
 the age of a ``running`` record tells a live run from a dead one (on a cluster node whose pids cannot
-be checked from here).
+be checked from here). A failure is recorded even on a full disk where it can be: a record that cannot be
+written is logged instead (:meth:`RunRecord.fail`).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import platform
 from pathlib import Path
@@ -18,11 +20,13 @@ from omegaconf import DictConfig, OmegaConf
 
 from rlrun.config.errors import UserError
 from rlrun.config.keys import config_hash
-from rlrun.record.files import now, write_json
+from rlrun.record.files import now, write_json, write_text
 from rlrun.record.provenance import run_commit, run_versions
 
 # run.json's "status": a run is running until it ends in one of the other three
 RUN_STATUSES = ("running", "completed", "failed", "interrupted")
+
+log = logging.getLogger("rlrun")
 
 
 def refuse_existing_run(run_dir: Path) -> None:
@@ -46,7 +50,7 @@ class RunRecord:
         """Create the record of a new run; refuses a folder that already holds a run."""
         run_dir.mkdir(parents=True, exist_ok=True)
         refuse_existing_run(run_dir)
-        (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+        write_text(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
         record = cls(
             run_dir,
             {
@@ -73,7 +77,11 @@ class RunRecord:
                 "command": meta.get("command"),
             },
         )
-        record.save()
+        try:
+            record.save()
+        except OSError:  # a full disk: no config.yaml without its run.json, so the folder is no run
+            (run_dir / "config.yaml").unlink(missing_ok=True)
+            raise
         return record
 
     @classmethod
@@ -105,3 +113,13 @@ class RunRecord:
         """Record the end of the run: ``completed``, ``failed`` or ``interrupted``."""
         self.data.update(status=status, **fields)
         self.save()
+
+    def fail(self, error: BaseException, **fields: Any) -> bool:
+        """Record that the run failed with ``error``; whether ``run.json`` could be written. Where it cannot
+        (the full disk the error may be about), the log says so instead, and ``error`` stays the one raised."""
+        try:
+            self.finish("failed", error=f"{type(error).__name__}: {error}", **fields)
+        except OSError as unwritten:
+            log.error("run.json could not record the failure (%s): %s", unwritten, error)
+            return False
+        return True

@@ -7,7 +7,9 @@ state, the score of the latest evaluation). It is written under a temporary name
 file flushed to disk, a ``manifest.json`` with each file's sha256 written last, and only then renamed
 into place; old snapshots are renamed to a ``.tmp-*`` name before they are deleted. So a process killed
 at any moment leaves complete ``step-*`` folders and ``.tmp-*`` leftovers, which the next run or resume
-removes and which are never listed as snapshots.
+removes and which are never listed as snapshots. A write that fails (a full disk) removes its own ``.tmp-*``
+folder before it raises :class:`rlrun.record.files.WriteFailed`, so the run's record can still say so, and a
+resume removes every leftover before it writes anything (:func:`clean_run`).
 
 Checksums are verified when a snapshot is loaded (and once per process for the snapshots a resumed run
 finds: :func:`newest_verified`), never again for the snapshots a process wrote itself. Each manifest is signed
@@ -34,6 +36,7 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 
 from rlrun.build.envs import save_statistics
 from rlrun.config.upgrade import load_pickle
+from rlrun.record.files import remove_partial_writes, writing
 from rlrun.record import trust
 
 MANIFEST = "manifest.json"
@@ -87,6 +90,30 @@ def clean(folder: Path) -> None:
             shutil.rmtree(leftover, ignore_errors=True)
 
 
+def clean_run(run_dir: Path) -> None:
+    """Remove rlrun's own leftovers in ``run_dir`` of writes that never finished (killed, or stopped by a full
+    disk): ``snapshots/.tmp-*`` folders and temporary files such as ``.run.json.tmp``; what a resume does first,
+    so it starts with the space they took."""
+    remove_partial_writes(run_dir)
+    clean(run_dir / "snapshots")
+    for snapshot in list_snapshots(run_dir / "snapshots"):
+        remove_partial_writes(snapshot)  # a manifest rewrite (drop_file) that never finished
+
+
+def _write_files(model: BaseAlgorithm, tmp: Path, state: dict[str, Any], with_buffer: bool) -> None:
+    """A snapshot's files, each write that fails named in its :class:`~rlrun.record.files.WriteFailed`."""
+    with writing(tmp / "model.zip"):
+        model.save(tmp / "model.zip")
+    if with_buffer and isinstance(model, OffPolicyAlgorithm):
+        with writing(tmp / BUFFER):
+            model.save_replay_buffer(tmp / BUFFER)
+    if (normalizer := model.get_vec_normalize_env()) is not None:
+        with writing(tmp / "vecnormalize.pkl"):
+            save_statistics(normalizer, tmp / "vecnormalize.pkl", tmp / "vecnormalize.npz")  # .npz: data only
+    with writing(tmp / STATE), open(tmp / STATE, "wb") as f:
+        pickle.dump(state, f)
+
+
 def save_snapshot(
     model: BaseAlgorithm, folder: Path, state: dict[str, Any], with_buffer: bool, score: float | None
 ) -> Path:
@@ -99,18 +126,20 @@ def save_snapshot(
     final = folder / snapshot_name(model.num_timesteps)
     tmp = folder / f"{TMP}{final.name}"
     shutil.rmtree(tmp, ignore_errors=True)  # a leftover of a write that was killed
-    tmp.mkdir()
-    model.save(tmp / "model.zip")
-    if with_buffer and isinstance(model, OffPolicyAlgorithm):
-        model.save_replay_buffer(tmp / BUFFER)
-    if (normalizer := model.get_vec_normalize_env()) is not None:
-        save_statistics(normalizer, tmp / "vecnormalize.pkl", tmp / "vecnormalize.npz")  # .npz: data only
-    with open(tmp / STATE, "wb") as f:
-        pickle.dump(state, f)
-    files = sorted(p for p in tmp.iterdir() if p.is_file())
-    for path in files:
-        _fsync(path)
-    _write_manifest(tmp, {"step": model.num_timesteps, "score": score, "files": {p.name: _sha256(p) for p in files}})
+    try:
+        with writing(tmp):
+            tmp.mkdir()
+            _write_files(model, tmp, state, with_buffer)
+            files = sorted(p for p in tmp.iterdir() if p.is_file())
+            for path in files:
+                _fsync(path)
+        with writing(tmp / MANIFEST):
+            _write_manifest(
+                tmp, {"step": model.num_timesteps, "score": score, "files": {p.name: _sha256(p) for p in files}}
+            )
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)  # its space back (a full disk): run.json can still record why
+        raise
     if final.exists():
         remove(final)
     os.rename(tmp, final)
@@ -210,7 +239,12 @@ def drop_file(snapshot: Path, name: str) -> None:
         return
     data = manifest(snapshot)
     data["files"].pop(name, None)
-    _write_manifest(snapshot, data)
+    try:
+        with writing(snapshot / MANIFEST):
+            _write_manifest(snapshot, data)
+    except BaseException:
+        remove_partial_writes(snapshot)  # the manifest as it was, and the file it lists kept
+        raise
     (snapshot / name).unlink()
 
 

@@ -32,6 +32,7 @@ from rlrun.config.upgrade import load_config
 from rlrun.process import gc_pause
 from rlrun.record import trust
 from rlrun.record.lock import claim
+from rlrun.record.files import remove_partial_writes, write_failure, writing
 from rlrun.record.run_record import RunRecord
 from rlrun.run import resume as exact_resume
 from rlrun.run import snapshots
@@ -93,6 +94,7 @@ def _resume(run_dir: Path, progress_bar: str, meta: dict[str, Any]) -> dict[str,
     if snapshot is None:
         log.info("%s is already completed; nothing to do", run_dir)
         return data["final"]
+    snapshots.clean_run(run_dir)  # rlrun's own unfinished writes first: a resume after a full disk has their space
     # the run's own record, upgraded if an older rlrun wrote it (the file is never rewritten); the one key
     # resume= may change is set on a new config, not on the one loaded
     cfg = OmegaConf.merge(load_config(run_dir), {"progress_bar": progress_bar})
@@ -185,7 +187,10 @@ def _run(
         record.finish("interrupted", **(so_far[0]() if so_far else {}))
         raise
     except BaseException as error:
-        record.finish("failed", error=f"{type(error).__name__}: {error}", **(so_far[0]() if so_far else {}))
+        failure = write_failure(error, run_dir)  # a full disk: the file it could not write, and why
+        record.fail(failure or error, **(so_far[0]() if so_far else {}))
+        if failure is not None and failure is not error:
+            raise failure from error
         raise
     finally:
         _close(train_env, eval_env)
@@ -255,12 +260,17 @@ def _save_final(model: Any, run_dir: Path) -> None:
     """``model.zip`` (and ``vecnormalize.pkl`` and ``.npz``), each written under a temporary name and renamed;
     then the run manifest is signed again."""
     tmp = run_dir / ".model.tmp.zip"
-    model.save(tmp)
-    os.replace(tmp, run_dir / "model.zip")
-    if (normalizer := model.get_vec_normalize_env()) is not None:
-        build.save_statistics(normalizer, run_dir / ".vecnormalize.tmp.pkl", run_dir / ".vecnormalize.tmp.npz")
-        os.replace(run_dir / ".vecnormalize.tmp.pkl", run_dir / "vecnormalize.pkl")
-        os.replace(run_dir / ".vecnormalize.tmp.npz", run_dir / "vecnormalize.npz")  # data only (not trusted)
+    with writing(run_dir / "model.zip"):
+        try:
+            model.save(tmp)
+            os.replace(tmp, run_dir / "model.zip")
+            if (normalizer := model.get_vec_normalize_env()) is not None:
+                build.save_statistics(normalizer, run_dir / ".vecnormalize.tmp.pkl", run_dir / ".vecnormalize.tmp.npz")
+                os.replace(run_dir / ".vecnormalize.tmp.pkl", run_dir / "vecnormalize.pkl")
+                os.replace(run_dir / ".vecnormalize.tmp.npz", run_dir / "vecnormalize.npz")  # data only (not trusted)
+        except BaseException:
+            remove_partial_writes(run_dir)  # their space back (a full disk): run.json can still record why
+            raise
     trust.sign_run(run_dir)  # the run manifest now covers the final model and statistics
 
 

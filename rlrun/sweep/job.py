@@ -27,6 +27,7 @@ from typing import Any
 from omegaconf import DictConfig
 
 from rlrun.config.errors import UserError
+from rlrun.record.files import WriteFailed
 from rlrun.record.lock import FolderInUse
 from rlrun.sweep import orphans
 from rlrun.sweep.plan import RERUN, RESUME, TRAIN
@@ -138,6 +139,8 @@ def _record_failure(cfg: DictConfig, run_dir: Path, meta: dict[str, Any], error:
                 RunRecord(run_dir, data).finish("failed", error=_one_line(error))
         else:
             RunRecord.start(run_dir, cfg, meta, policy=None).finish("failed", error=_one_line(error))
+    except OSError as unwritten:  # a full disk: the log still says what happened
+        log.error("could not record the failure in %s/run.json: %s", run_dir, unwritten)
     except Exception:  # the record itself cannot be written: the log still says what happened
         log.exception("could not record the failure in %s/run.json", run_dir)
 
@@ -180,7 +183,7 @@ def run_job(cfg: DictConfig, run_dir: Path, sweep_dir: Path, meta: dict[str, Any
         _stop_sweep_if_here(signal.SIGINT)
         return None
     except BaseException as error:  # an exception, NaN with check_nan, SystemExit: recorded, never raised
-        log.error("run failed: %s", _one_line(error), exc_info=not isinstance(error, SystemExit))
+        log.error("run failed: %s", _one_line(error), exc_info=not isinstance(error, (SystemExit, WriteFailed)))
         _record_failure(cfg, run_dir, meta, error)
         return None
     finally:

@@ -56,6 +56,11 @@ class RlrunSweeper(BasicSweeper):
         self.stale_after_s = stale_after_s
 
     def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig) -> None:
+        from rlrun.config.errors import report_user_errors
+        from rlrun.config.resolvers import sweep_name
+
+        with report_user_errors():  # a sweep= name that is no folder of its own: refused before anything exists
+            sweep_name(config.get("sweep"))
         # the sweep folder, absolute and fixed now: launchers and workers (which may start elsewhere) see this
         with read_write(config), open_dict(config):
             config.hydra.sweep.dir = str(Path(str(config.hydra.sweep.dir)).absolute())

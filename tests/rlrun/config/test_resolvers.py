@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,6 +12,7 @@ from hydra import compose, initialize_config_module
 from hydra.core.hydra_config import HydraConfig
 
 from rlrun.config import resolvers
+from rlrun.config.errors import UserError
 
 
 @pytest.mark.parametrize(
@@ -46,7 +50,7 @@ def test_sweep_dir_is_absolute_and_fixed_once_per_process(tmp_path: Path, monkey
     unnamed = resolvers.sweep_dir(None)
     assert Path(unnamed).is_absolute() and Path(unnamed).parent == tmp_path / "outputs" / "sweeps"
     assert resolvers.sweep_dir(None) == unnamed
-    assert resolvers.sweep_dir("my sweep=1,2") == str(tmp_path / "outputs" / "sweeps" / "my+sweep-1+2")
+    assert resolvers.sweep_dir("my sweep 1") == str(tmp_path / "outputs" / "sweeps" / "my sweep 1")  # as given
 
 
 def test_config_yaml_resolves_the_same_folders() -> None:
@@ -56,3 +60,78 @@ def test_config_yaml_resolves_the_same_folders() -> None:
     HydraConfig.instance().set_config(cfg)  # what Hydra does for each job, so ${hydra:...} resolves
     assert cfg.hydra.sweep.subdir == "gridworld-dqn/algo.gamma-0.9/seed-2"
     assert cfg.hydra.sweep.dir == str(Path("outputs/sweeps/demo").absolute())
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("", "it is empty"),
+        (".", "not a folder of its own"),
+        ("..", "not a folder of its own"),
+        (".hidden", "starts with a dot"),
+        ("a/b", "path separator"),
+        ("a\\b", "path separator"),
+        ("a\0b", "control characters"),
+        ("two\nlines", "control characters"),
+        ("my sweep=1,2", "folder names never contain = ,"),
+        ("cafe\u0301", "composed form (NFC)"),
+        ("x" * 256, "at most 255"),
+        ("\u65e5" * 86, "258 bytes"),
+        ("bad\udcffbytes", "not valid UTF-8"),
+        (True, "is a bool, not a name"),
+        (1.5, "is a float, not a name"),
+        (["a", "b"], "is a list, not a name"),
+    ],
+    ids=lambda value: repr(value)[:20],
+)
+def test_a_name_that_is_no_folder_of_its_own_is_refused_with_the_rule(name: object, reason: str) -> None:
+    with pytest.raises(UserError) as refused:
+        resolvers.sweep_dir(name)
+    assert reason in refused.value.problem and refused.value.status == 2
+    assert refused.value.fix is not None and "sweep=" in refused.value.fix
+    if isinstance(name, str):
+        assert "a name is one folder name" in refused.value.fix
+        suggested = refused.value.fix.rsplit("e.g. sweep=", 1)[1].strip("\"'")
+        assert resolvers.folder_name("sweep", suggested) == suggested  # the suggestion is itself accepted
+
+
+@pytest.mark.parametrize("name", ["日本", "中文", "ünïcødé-日本", "my sweep", "v1.0_final+x@y%z", "x" * 255, 2026])
+def test_an_accepted_name_is_its_folder_as_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: object) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert resolvers.sweep_dir(name) == str(tmp_path / "outputs" / "sweeps" / str(name))
+
+
+def test_different_names_never_share_a_folder() -> None:
+    names = ["日本", "中文", "ünïcødé-日本", "n+c+d-", "my sweep", "my+sweep", "my-sweep", "A", "a"]
+    assert len({resolvers.sweep_dir(name) for name in names}) == len(names)
+
+
+def test_tune_study_names_follow_the_same_rule() -> None:
+    assert resolvers.folder_name("tune.study", "中文") == "中文"
+    with pytest.raises(UserError, match=r"tune.study='\.\.' cannot name a folder") as refused:
+        resolvers.folder_name("tune.study", "..")
+    assert refused.value.fix is not None and refused.value.fix.endswith("e.g. tune.study=my-study")
+
+
+def test_config_yaml_keeps_a_unicode_sweep_name() -> None:
+    with initialize_config_module("rlrun.conf", version_base="1.3"):
+        cfg = compose("config", overrides=["sweep='日本'"], return_hydra_config=True)
+    HydraConfig.instance().set_config(cfg)
+    assert cfg.hydra.sweep.dir == str(Path("outputs/sweeps/日本").absolute())
+
+
+@pytest.mark.parametrize("name", ["..", ".hidden", "a/b", "''"])
+def test_a_sweep_with_a_refused_name_creates_nothing(tmp_path: Path, name: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
+    result = subprocess.run(
+        [sys.executable, "-m", "rlrun", "-m", "env=gridworld", "seed=0,1", f"sweep={name}"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "cannot name a folder" in result.stderr and "fix: a name is one folder name" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert list(tmp_path.iterdir()) == []  # no outputs/, no sweep folder, no job
