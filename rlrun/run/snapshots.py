@@ -36,8 +36,8 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 
 from rlrun.build.envs import save_statistics
 from rlrun.config.upgrade import load_pickle
-from rlrun.record.files import remove_partial_writes, writing
 from rlrun.record import trust
+from rlrun.record.files import remove_partial_writes, writing
 
 MANIFEST = "manifest.json"
 STATE = "state.pkl"

@@ -31,8 +31,8 @@ from rlrun.checks.rules import EnvFacts
 from rlrun.config.upgrade import load_config
 from rlrun.process import gc_pause
 from rlrun.record import trust
-from rlrun.record.lock import claim
 from rlrun.record.files import remove_partial_writes, write_failure, writing
+from rlrun.record.lock import claim
 from rlrun.record.run_record import RunRecord
 from rlrun.run import resume as exact_resume
 from rlrun.run import snapshots
