@@ -16,9 +16,9 @@ from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
+from rlrun.config.errors import Problem, UserError
 from rlrun.envs import batched
 from rlrun.envs.batched.wrappers import BATCHED
-from rlrun.config.errors import Problem, UserError
 
 Wrapper = Callable[[gym.Env], gym.Env]
 
