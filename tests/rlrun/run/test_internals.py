@@ -308,6 +308,7 @@ ALLOWED = {
     "process/lazy_dynamo.py: torch.__dict__",
     "process/quick_exit.py: atexit._run_exitfuncs",  # the standard library
     "process/quick_exit.py: os._exit",
+    "sweep/orphans.py: os._exit",  # a joblib worker whose sweep died ends without running its parent's teardown
     "sweep/warm_up.py: multiprocessing.forkserver._forkserver",
     "run/interrupts.py: super()._on_step",  # BaseCallback's documented override point
     "sweep/sweeper.py: hydra._internal.core_plugins.basic_launcher",  # Hydra's: rlrun.sweep.sweeper's docstring
