@@ -8,6 +8,7 @@ and the field (:func:`record_problem`, :func:`config_problem`).
 
 from __future__ import annotations
 
+import csv
 import math
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -132,3 +133,94 @@ def read_config(run_dir: Path) -> tuple[DictConfig | None, str | None]:
         return None, "config.yaml holds a list, not a mapping"
     cfg = upgrade(loaded)
     return cfg, config_problem(cfg)
+
+
+# eval.csv's columns (DESIGN.md): what each value must be, in words, and the check of its text.
+def _float_text(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+EVAL_FIELDS: dict[str, tuple[str, Callable[[str], bool]]] = {
+    "timesteps": ("an integer >= 0", lambda text: text.isascii() and text.isdigit()),
+    "mean_return": ("a number", _float_text),
+    "std_return": ("a number", _float_text),
+    "success_rate": ("a number or empty", lambda text: text == "" or _float_text(text)),
+    "wall_s": ("a number", _float_text),
+}
+
+
+def eval_csv_rows(text: str) -> list[dict[str, str]]:
+    """The rows of an ``eval.csv``'s text as column -> text, each value checked for its type, blank lines skipped.
+    What follows the last newline is a row still being written (or cut short by a kill) and is left out.
+
+    Raises ValueError naming the line and the column (``eval.csv line 3: 'timesteps' is 'x', not an integer >= 0``)
+    when the header lacks a column or a complete row does not parse.
+    """
+    lines = text[: text.rfind("\n") + 1].splitlines()
+    if not lines:
+        return []  # nothing complete yet, not even the header
+    header = next(csv.reader([lines[0]]))
+    if not set(EVAL_FIELDS) <= set(header):
+        raise ValueError(f"eval.csv line 1: the header {shown(lines[0])} lacks one of {', '.join(EVAL_FIELDS)}")
+    rows = []
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        try:
+            values = next(csv.reader([line]))
+        except csv.Error as error:
+            raise ValueError(f"eval.csv line {number} cannot be parsed ({error})") from None
+        if len(values) != len(header):
+            raise ValueError(f"eval.csv line {number} has {len(values)} values, not {len(header)}: {shown(line)}")
+        row = dict(zip(header, values, strict=True))
+        for column, (allowed, check) in EVAL_FIELDS.items():
+            if not check(row[column]):
+                raise ValueError(f"eval.csv line {number}: {column!r} is {shown(row[column])}, not {allowed}")
+        rows.append(row)
+    return rows
+
+
+def eval_csv_problem(path: Path) -> str | None:
+    """What makes the ``eval.csv`` at ``path`` unusable (:func:`eval_csv_rows`), naming the line; None when it
+    can be used or does not exist."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as error:
+        return f"eval.csv cannot be read ({error})"
+    try:
+        eval_csv_rows(text)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+def _sha256_hex(value: Any) -> bool:
+    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+
+
+def _file_name(value: Any) -> bool:
+    return isinstance(value, str) and value not in ("", ".", "..") and "/" not in value and "\\" not in value
+
+
+def manifest_problem(data: Any) -> str | None:
+    """What makes a snapshot's parsed ``manifest.json`` unusable, naming the field: ``step`` an integer >= 0,
+    ``score`` a number or null, ``files`` an object of file names (in the snapshot's folder) to sha256 digests;
+    None when it can be used."""
+    if not isinstance(data, dict):
+        return f"manifest.json holds {type(data).__name__} {shown(data)}, not an object"
+    step = data.get("step")
+    if not (isinstance(step, int) and not isinstance(step, bool) and step >= 0):
+        return f"manifest.json's 'step' is {shown(step)}, not an integer >= 0"
+    score = data.get("score")  # a NaN score (an evaluation that returned NaN) is a real one
+    if not (score is None or (isinstance(score, (int, float)) and not isinstance(score, bool))):
+        return f"manifest.json's 'score' is {shown(score)}, not a number or null"
+    files = data.get("files")
+    if not isinstance(files, dict) or not all(_file_name(k) and _sha256_hex(v) for k, v in files.items()):
+        return f"manifest.json's 'files' is {shown(files)}, not an object of file names to sha256 hex digests"
+    return None

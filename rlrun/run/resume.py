@@ -28,7 +28,7 @@ from rlrun.build.nan import CheckNan
 from rlrun.config.errors import UserError
 from rlrun.envs.batched import BatchedVecEnv
 from rlrun.record import trust
-from rlrun.record.fields import REQUIRED, read_config, record_problem
+from rlrun.record.fields import EVAL_FIELDS, REQUIRED, eval_csv_problem, eval_csv_rows, read_config, record_problem
 from rlrun.record.files import EVAL_CSV_HEADER
 from rlrun.record.liveness import process_alive
 from rlrun.run import internals
@@ -140,12 +140,13 @@ class RestoreAtFirstRollout(BaseCallback):
 
 
 def rewind_eval_csv(path: Path, step: int) -> None:
-    """Keep exactly the rows up to ``step`` (atomically), so nothing after the snapshot is duplicated."""
+    """Keep exactly the rows up to ``step`` (atomically), so nothing after the snapshot is duplicated. A row cut
+    short by a kill (no newline after it) is dropped; any other damaged row was refused before the resume
+    (:func:`check_target`) and raises ValueError naming its line."""
     if not path.exists():
         return
-    with open(path) as f:
-        rows = [row for row in csv.reader(f)][1:]
-    kept = [row for row in rows if row and int(row[0]) <= step]
+    rows = [[row[column] for column in EVAL_FIELDS] for row in eval_csv_rows(path.read_text())]
+    kept = [row for row in rows if int(row[0]) <= step]
     tmp = path.with_name(f".{path.name}.tmp")
     with open(tmp, "w", newline="") as f:
         f.write(EVAL_CSV_HEADER)
@@ -180,6 +181,8 @@ def check_target(run_dir: Path, record: dict[str, Any] | None) -> Path | None:
         raise UserError(f"resume={run_dir}: the run is still going (pid {pid})", f"stop it first: kill {pid}")
     if (damaged := read_config(run_dir)[1]) is not None:  # the config it would train with, read as data only
         raise UserError(f"resume={run_dir}: {damaged}", "restore the run's config.yaml from a copy, or start again")
+    if (damaged := eval_csv_problem(run_dir / "eval.csv")) is not None:  # rewound at the resume: checked before
+        raise UserError(f"resume={run_dir}: {damaged}", "restore the run's eval.csv from a copy, or start again")
     # nothing of the folder is unpickled or instantiated unless this user's rlrun signed it (or rlrun-trust did)
     trust.check_run(run_dir, ("config.yaml",), f"resume={run_dir}")
     trust.check_snapshots(run_dir, list_snapshots(run_dir / "snapshots"), f"resume={run_dir}")

@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import pickle
+import re
 import shutil
 import warnings
 from collections.abc import Callable
@@ -37,6 +38,7 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from rlrun.build.envs import save_statistics
 from rlrun.config.upgrade import load_pickle
 from rlrun.record import trust
+from rlrun.record.fields import manifest_problem
 from rlrun.record.files import remove_partial_writes, writing
 
 MANIFEST = "manifest.json"
@@ -164,19 +166,24 @@ def step_of(snapshot: Path) -> int:
 
 
 def is_complete(snapshot: Path) -> bool:
-    """Whether every file the manifest lists is present with its recorded hash (reads every byte)."""
+    """Whether every file the manifest lists is present with its recorded hash (reads every byte). A manifest
+    whose fields have the wrong type (:func:`rlrun.record.fields.manifest_problem`) or another step than its
+    folder's is damage too."""
     try:
-        files = manifest(snapshot)["files"]
-        return all(_sha256(snapshot / name) == digest for name, digest in files.items())
+        data = manifest(snapshot)
+        if manifest_problem(data) is not None or data["step"] != step_of(snapshot):
+            return False
+        return all(_sha256(snapshot / name) == digest for name, digest in data["files"].items())
     except (OSError, ValueError, KeyError):
         return False
 
 
 def list_snapshots(folder: Path) -> list[Path]:
-    """Snapshot folders, oldest first (``.tmp-*`` leftovers of killed writes excluded)."""
+    """Snapshot folders, oldest first (``.tmp-*`` leftovers of killed writes and names not ``step-<digits>``
+    excluded)."""
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.iterdir() if p.is_dir() and p.name.startswith("step-"))
+    return sorted(p for p in folder.iterdir() if p.is_dir() and re.fullmatch("step-[0-9]+", p.name))
 
 
 def newest_complete(folder: Path) -> Path | None:

@@ -73,9 +73,17 @@ def best_preset(setup: Setup, best: optuna.trial.FrozenTrial, compose: Compose) 
     return "\n".join(header) + "\n" + OmegaConf.to_yaml(OmegaConf.create(preset))
 
 
-def _completed(run: SeedRun) -> bool:
-    record = run.record()
-    return record is not None and record.get("status") == "completed"
+def _completed(run: SeedRun, otherwise: str) -> dict[str, Any] | None:
+    """The validation run's ``run.json`` if it completed. Its fields are checked for their types
+    (:mod:`rlrun.record.fields`): a damaged one counts as not completed, with one warning naming the file and the
+    field and what is done instead (``otherwise``)."""
+    if not (run.folder / "run.json").exists():
+        return None
+    record, problem = run.checked_record()
+    if record is None:
+        log.warning("damaged validation run, %s: %s", otherwise, problem)
+        return None
+    return record if record["status"] == "completed" else None
 
 
 def _set_aside(run: SeedRun, study_dir: Path) -> None:
@@ -103,7 +111,7 @@ def validate(setup: Setup, best: optuna.trial.FrozenTrial) -> Path | None:
     }
     runs = [SeedRun(folders["best"] / f"seed-{s}", s, [*common, *tuned, "progress_bar=false"]) for s in seeds]
     runs += [SeedRun(folders["start"] / f"seed-{s}", s, [*common, "progress_bar=false"]) for s in seeds]
-    pending = [run for run in runs if not _completed(run)]
+    pending = [run for run in runs if _completed(run, "trained again (the damaged one kept under attempts/)") is None]
     for run in pending:
         _set_aside(run, setup.folder)
     log.info(
@@ -114,13 +122,16 @@ def validate(setup: Setup, best: optuna.trial.FrozenTrial) -> Path | None:
     run_all(pending, cores(), lambda run, status: failed.append(f"{run.folder}: {run.error()}") if status else None)
     for line in failed:
         log.warning("validation run failed: %s", line)
-    done = [[run.record() for run in side if _completed(run)] for side in (runs[: len(seeds)], runs[len(seeds) :])]
+    done = [
+        [record for record in (_completed(run, "left out of the comparison") for run in side) if record is not None]
+        for side in (runs[: len(seeds)], runs[len(seeds) :])
+    ]
     if not all(done):
         log.warning("no table: a side of the comparison has no completed run")
         return None
     pair = f"{setup.env}-{setup.algo}"
     compare: tuple[str, str] | None = (" ".join([pair, *tuned]), pair)  # DESIGN.md, "Tables": group names
-    if done[0][0]["config_hash"] == done[1][0]["config_hash"]:  # type: ignore[index]
+    if done[0][0]["config_hash"] == done[1][0]["config_hash"]:
         log.info("the best values are the starting point's: one group, nothing to compare")
         compare = None
     metric = "success" if setup.tune["objective"] == "success" else "return"

@@ -18,7 +18,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from rlrun.record.files import EvalRow, parse_eval_csv, read_json
+from rlrun.record.fields import eval_csv_rows, record_problem
+from rlrun.record.files import EvalRow, read_json
 
 STOP_GRACE_S = 30.0  # time a stopped run gets to write its snapshot before SIGKILL
 POLL_S = 0.5  # how often running runs are looked at
@@ -38,6 +39,7 @@ class SeedRun:
         self.command = [sys.executable, "-m", "rlrun", *args, f"seed={seed}", f"hydra.run.dir={folder}"]
         self.process: subprocess.Popen[bytes] | None = None
         self.rows: list[EvalRow] = []
+        self.damaged: str | None = None  # what is wrong with its eval.csv, naming the file and the line
 
     def start(self) -> None:
         """Start training; stdout and stderr go to ``output.log`` in the run folder."""
@@ -57,11 +59,17 @@ class SeedRun:
 
     def _read_rows(self) -> None:
         path = self.folder / "eval.csv"
-        if not path.is_file():
+        if not path.is_file() or self.damaged is not None:
             return
-        text = path.read_text()
-        complete = text[: text.rfind("\n") + 1]  # a row still being written is read at the next poll
-        self.rows = parse_eval_csv(complete) if complete else []
+        try:  # a row still being written (no newline yet) is read at the next poll
+            rows = eval_csv_rows(path.read_text())
+        except (OSError, ValueError) as error:  # a damaged row: the rows read so far are kept
+            self.damaged = f"{path}: {error}"
+            return
+        self.rows = [
+            EvalRow(int(row["timesteps"]), float(row["mean_return"]), float(s) if (s := row["success_rate"]) else None)
+            for row in rows
+        ]
 
     def stop(self) -> None:
         """Stop the run (see :func:`stop_runs`)."""
@@ -70,6 +78,16 @@ class SeedRun:
     def record(self) -> dict[str, Any] | None:
         """The run's ``run.json``, or None if it has none."""
         return read_json(self.folder / "run.json")
+
+    def checked_record(self) -> tuple[dict[str, Any] | None, str | None]:
+        """The run's ``run.json`` with each field checked for its type (:func:`rlrun.record.fields.record_problem`):
+        the record, or None and what is wrong, naming the file and the field."""
+        path = self.folder / "run.json"
+        record = read_json(path)
+        if record is None:
+            return None, f"{path} is missing, cannot be read or is not a JSON object"
+        problem = record_problem(record)
+        return (record, None) if problem is None else (None, f"{path}: {problem}")
 
     def error(self) -> str:
         """Why the run failed: ``run.json``'s error, else the last line it printed."""

@@ -95,17 +95,33 @@ class TrialRun:
         if failed is not None:
             self.stop()
             return TrialOutcome(TrialState.FAIL, error=f"seed {failed.seed}: {failed.error()}")
+        damaged = next((run for run in self.runs if run.damaged is not None), None)
+        if damaged is not None:  # its curve cannot be reported or scored: the trial fails, naming file and line
+            self.stop()
+            return TrialOutcome(TrialState.FAIL, error=f"seed {damaged.seed}: {damaged.damaged}")
         pruned = self._report()
         if pruned is not None or None in statuses:
             return pruned
         rows = [run.rows for run in self.runs]
-        records = [run.record() or {} for run in self.runs]
         try:
-            if any(record.get("status") != "completed" for record in records):
-                raise TrialError("a seed ended without completing (see its run.json)")
-            return TrialOutcome(TrialState.COMPLETE, score(self.objective, records, rows))
+            return TrialOutcome(TrialState.COMPLETE, score(self.objective, self._records(), rows))
         except TrialError as error:
             return TrialOutcome(TrialState.FAIL, error=str(error))
+
+    def _records(self) -> list[dict[str, Any]]:
+        """Each seed's ``run.json``, its fields checked for their types (:mod:`rlrun.record.fields`): a damaged one
+        fails the trial (its score is over every seed), naming the seed, the file and the field."""
+        records = []
+        for run in self.runs:
+            record, problem = run.checked_record()
+            if record is None:
+                raise TrialError(f"seed {run.seed}: {problem}")
+            if record["status"] != "completed":
+                raise TrialError(f"seed {run.seed}: ended {record['status']} without completing (see its run.json)")
+            if record.get("final") is None:
+                raise TrialError(f"seed {run.seed}: {run.folder / 'run.json'} says completed but has no 'final'")
+            records.append(record)
+        return records
 
     def _report(self) -> TrialOutcome | None:
         """Report each step every seed has reached; a PRUNED outcome when the pruner says so."""

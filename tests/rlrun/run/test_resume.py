@@ -325,3 +325,36 @@ def test_a_run_json_or_config_yaml_of_the_wrong_shape_is_refused_before_training
         (run_dir / "config.yaml").write_text(text)
         with pytest.raises(UserError, match=re.escape(message)):
             load_target(run_dir)
+
+
+def test_rewind_drops_a_row_cut_short_by_a_kill(tmp_path: Path) -> None:
+    from rlrun.record.files import EVAL_CSV_HEADER
+    from rlrun.run.resume import rewind_eval_csv
+
+    path = tmp_path / "eval.csv"
+    path.write_text(EVAL_CSV_HEADER + "64,1.5,0.0,,1.0\n128,2.5,0.0,1.0,2.0\n19")  # killed writing the row at 192
+    rewind_eval_csv(path, 1000)
+    assert path.read_text() == EVAL_CSV_HEADER + "64,1.5,0.0,,1.0\n128,2.5,0.0,1.0,2.0\n"
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ("x64,1.5,0.0,,1.0", "eval.csv line 2: 'timesteps' is 'x64', not an integer >= 0"),
+        ("64,high,0.0,,1.0", "eval.csv line 2: 'mean_return' is 'high', not a number"),
+        ("64,1.5", "eval.csv line 2 has 2 values, not 5"),
+    ],
+    ids=["timesteps", "mean_return", "short"],
+)
+def test_a_damaged_eval_csv_row_is_refused_before_training(tmp_path: Path, row: str, message: str) -> None:
+    run_dir = tmp_path / "run"
+    interrupted(run_dir)
+    lines = (run_dir / "eval.csv").read_text().splitlines(keepends=True)
+    (run_dir / "eval.csv").write_text("".join([lines[0], row + "\n", *lines[1:]]))  # not the last row: damage
+    before = tree(run_dir)
+    result = cli([f"resume={run_dir}"], tmp_path)
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr, result.stderr
+    after = tree(run_dir)
+    after.pop(".lock", None)  # the writer's lock, taken before the record is read
+    before.pop(".lock", None)
+    assert after == before

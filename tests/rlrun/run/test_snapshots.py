@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import shutil
 import signal
@@ -12,6 +13,7 @@ import pytest
 import torch
 from stable_baselines3 import DQN, PPO
 
+from rlrun.config.errors import UserError
 from rlrun.run import snapshots
 from rlrun.run.train import resume, train
 from tests.rlrun.kill_during_snapshot import config
@@ -186,3 +188,42 @@ def test_best_is_the_snapshot_with_the_highest_score(finished_run: Path) -> None
     scores = {s: snapshots.manifest(s)["score"] for s in snapshots.list_snapshots(folder)}
     scored = {s: score for s, score in scores.items() if score is not None}  # None: taken before any evaluation
     assert scored and snapshots.best(folder) == max(scored, key=lambda s: scored[s])
+
+
+def fake_snapshot(folder: Path, step: int, manifest: object) -> Path:
+    """A snapshot folder holding one file and the given ``manifest.json`` (no run behind it)."""
+    snapshot = folder / snapshots.snapshot_name(step)
+    snapshot.mkdir(parents=True)
+    (snapshot / "model.zip").write_bytes(b"model")
+    (snapshot / snapshots.MANIFEST).write_text(json.dumps(manifest))
+    return snapshot
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        [1, 2],
+        {"step": 2, "score": None, "files": ["model.zip"]},
+        {"step": 2, "score": None, "files": {"model.zip": 5}},
+        {"step": 2, "score": None, "files": {"../model.zip": hashlib.sha256(b"model").hexdigest()}},
+        {"step": "2", "score": None, "files": {"model.zip": hashlib.sha256(b"model").hexdigest()}},
+        {"step": 3, "score": None, "files": {"model.zip": hashlib.sha256(b"model").hexdigest()}},
+        {"step": 2, "score": "high", "files": {"model.zip": hashlib.sha256(b"model").hexdigest()}},
+    ],
+    ids=["a-list", "files-a-list", "digest-not-text", "name-not-plain", "step-text", "step-not-its-folder's", "score"],
+)
+def test_a_manifest_of_the_wrong_shape_is_a_damaged_snapshot(tmp_path: Path, manifest: object) -> None:
+    from rlrun.run.loading import _find_model
+
+    digest = hashlib.sha256(b"model").hexdigest()
+    good = fake_snapshot(tmp_path / "snapshots", 1, {"step": 1, "score": None, "files": {"model.zip": digest}})
+    damaged = fake_snapshot(tmp_path / "snapshots", 2, manifest)
+    (tmp_path / "snapshots" / "step-latest").mkdir()  # not a step: never listed (step_of would fail on it)
+    assert snapshots.list_snapshots(tmp_path / "snapshots") == [good, damaged]
+    assert not snapshots.is_complete(damaged)
+    with pytest.warns(UserWarning, match=f"snapshot {damaged} is damaged"):
+        assert snapshots.newest_complete(tmp_path / "snapshots") == good
+    # rlrun-eval --snapshot N lists the complete steps (exit 2), never a TypeError
+    with pytest.raises(UserError, match=r"no complete snapshot at step 7") as refused:
+        _find_model(tmp_path, "7", data_only=True)
+    assert refused.value.status == 2 and refused.value.fix == "choose one of: [1]"
