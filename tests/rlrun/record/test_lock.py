@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from rlrun.record import lock
-from rlrun.run import interrupts
 from rlrun.run.train import train
 from tests.rlrun.kill_during_snapshot import STEPS, config
+from tests.rlrun.run.test_resume import Crash, crash_at
 
 TRIES = 10
 
@@ -105,18 +105,8 @@ def test_claims_within_one_process_share_the_lock(tmp_path: Path) -> None:
 def _crashed_run(run_dir: Path) -> None:
     """A run that stopped (a crash) after its snapshots at 256 and 512 steps."""
 
-    class Crash(Exception):
-        pass
-
-    original = interrupts.InterruptCallback._on_step
-
-    def on_step(self: interrupts.InterruptCallback) -> bool:
-        if self.num_timesteps >= int(STEPS * 0.6):
-            raise Crash
-        return original(self)
-
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(interrupts.InterruptCallback, "_on_step", on_step)
+        crash_at(patch, int(STEPS * 0.6))
         with pytest.raises(Crash):
             train(config("env=gridworld", "algo=ppo"), run_dir)
 

@@ -21,17 +21,14 @@ from stable_baselines3.common.vec_env import VecNormalize
 from rlrun.cli import trust as trust_cli
 from rlrun.config.errors import UserError
 from rlrun.record import trust
-from rlrun.run import interrupts, snapshots
+from rlrun.run import snapshots
 from rlrun.run.loading import load_run
 from rlrun.run.resume import load_target
 from rlrun.run.train import resume, train
 from tests.rlrun.kill_during_snapshot import STEPS, config
+from tests.rlrun.run.test_resume import Crash, crash_at
 
 OLD = Path(__file__).resolve().parents[2] / "fixtures" / "aaa907b"
-
-
-class Crash(Exception):
-    """Stands in for a process dying mid-run."""
 
 
 class CreatesFile:
@@ -46,15 +43,8 @@ class CreatesFile:
 
 def interrupted(run_dir: Path) -> Path:
     """A GridWorld PPO run stopped (a crash) after its snapshots at 256 and 512 steps; its newest snapshot."""
-    original = interrupts.InterruptCallback._on_step
-
-    def on_step(self: interrupts.InterruptCallback) -> bool:
-        if self.num_timesteps >= int(STEPS * 0.6):
-            raise Crash
-        return original(self)
-
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(interrupts.InterruptCallback, "_on_step", on_step)
+        crash_at(patch, int(STEPS * 0.6))
         with pytest.raises(Crash):
             train(config("env=gridworld", "algo=ppo"), run_dir)
     return snapshots.list_snapshots(run_dir / "snapshots")[-1]
