@@ -8,9 +8,13 @@ all see the same configs, while ``import rlrun`` and ``import rlrun.envs`` stay 
 
 from __future__ import annotations
 
+import functools
 
+
+@functools.cache
 def register() -> None:
-    """Store the schema, the ``rlrun.*`` resolvers and the sweeper's settings (idempotent)."""
+    """Store the schema, the ``rlrun.*`` resolvers and the sweeper's settings, once per process (building the
+    schema's structured configs costs about 30 ms, and both rlrun.conf and the console entries call this)."""
     from hydra_plugins.rlrun_sweeper import config as _sweeper_config  # noqa: F401  (stores hydra/sweeper=rlrun)
     from rlrun.config import resolvers, schema
 
