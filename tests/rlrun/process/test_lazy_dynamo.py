@@ -44,7 +44,7 @@ from rlrun.process import lazy_dynamo
 lazy_dynamo.install()
 import torch
 
-torch.manual_seed(0)  # the losses compared below depend on the initial weights: unseeded, it failed once in ~10
+torch.manual_seed(0)  # the losses compared below depend on the initial weights: unseeded, it failed once in a full run
 net = torch.nn.Linear(3, 1)
 optimizer = torch.optim.Adam(net.parameters())  # its disabled methods were wrapped before dynamo loaded
 {first}
