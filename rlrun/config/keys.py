@@ -18,7 +18,10 @@ from omegaconf import DictConfig, OmegaConf
 from rlrun.config.upgrade import legacy_spelling
 
 # Keys (and whole subtrees) that never change the trained parameters.
-NON_TRAINING_KEYS = ("seed", "progress_bar", "resume", "sweep", "eval", "snapshot", "check_nan", "tune")
+NON_TRAINING_KEYS = ("seed", "progress_bar", "resume", "sweep", "eval", "snapshot", "check_nan", "tune", "logger")
+# Env keys added after runs were first made, at the values that change nothing: left out of config_hash so that
+# a run (and a sweep job) made before them keeps its hash.
+NEW_ENV_DEFAULTS: dict[str, Any] = {"extra": None, "wrappers": {}, "frame_stack": None, "threshold": None}
 # Overrides that also say nothing about what is trained: the config groups that pick launchers and sweepers.
 HYDRA_PREFIXES = ("hydra.", "hydra/")
 # The only override a resumed run accepts besides resume= itself.
@@ -73,5 +76,8 @@ def config_hash(cfg: DictConfig | dict[str, Any]) -> str:
     container = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg)
     assert isinstance(container, dict)
     trained = {key: value for key, value in container.items() if is_training_key(str(key))}
+    if isinstance(trained.get("env"), dict):
+        env = trained["env"]
+        trained["env"] = {k: v for k, v in env.items() if k not in NEW_ENV_DEFAULTS or v != NEW_ENV_DEFAULTS[k]}
     canonical = legacy_spelling(trained)
     return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()

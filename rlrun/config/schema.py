@@ -33,6 +33,12 @@ class EnvConfig:
     vectorization: str = "gym"
     kwargs: dict[str, Any] = field(default_factory=dict)
     normalize: NormalizeConfig = field(default_factory=NormalizeConfig)
+    # what an env family needs (conf/env/<family or task>.yaml); the defaults change nothing and are left out
+    # of config_hash (rlrun.config.keys.NEW_ENV_DEFAULTS), so runs made before these keys keep their hash
+    extra: str | None = None  # the pip extra that installs the env's package: rlrun[<extra>]
+    wrappers: dict[str, Any] = field(default_factory=dict)  # the family's wrappers, applied before `wrappers`
+    frame_stack: int | None = None  # stack this many observations over the vectorised env (VecFrameStack)
+    threshold: float | None = None  # the score that counts as solved where the registration declares none
 
 
 @dataclass
@@ -77,6 +83,7 @@ class RunConfig:
     env: EnvConfig = field(default_factory=EnvConfig)
     algo: dict[str, Any] = field(default_factory=dict)
     wrappers: dict[str, Any] = field(default_factory=dict)
+    logger: dict[str, Any] = field(default_factory=dict)  # conf/logger/: tensorboard, mlflow, wandb, csv
     seed: int = 0
     total_timesteps: int = 100_000
     torch_threads: int = 1
