@@ -43,6 +43,7 @@ def problems(cfg: DictConfig) -> list[Problem]:
                 "drop env.vec_env, or use env.vectorization=gym",
             )
         )
+    found += family_problems(cfg)
     for name, node in cfg.wrappers.items():
         target = node.get("_target_") if isinstance(node, DictConfig) else None
         wrapper_class = _class_or_none(target)
@@ -53,6 +54,20 @@ def problems(cfg: DictConfig) -> list[Problem]:
                     f"wrapper {name!r} ({target}) has no batched version for env.vectorization=native "
                     f"(batched: {supported})",
                     f"use env.vectorization=gym to train with {name!r}, or remove it from wrappers=[...]",
+                )
+            )
+    return found
+
+
+def family_problems(cfg: DictConfig) -> list[Problem]:
+    """``env.wrappers`` and ``env.frame_stack`` (what an env family's config adds) have no batched versions."""
+    found: list[Problem] = []
+    for key in ("wrappers", "frame_stack"):
+        if cfg.env.get(key):
+            found.append(
+                (
+                    f"env.{key} (from the env's config) has no batched version for env.vectorization=native",
+                    "use env.vectorization=gym for this env",
                 )
             )
     return found
@@ -71,6 +86,8 @@ def _class_or_none(target: Any) -> type | None:
 def make_vec(cfg: DictConfig, wrappers: list[tuple[str, Wrapper]]) -> VecEnv:
     """``env.n_envs`` batched copies seeded ``seed + i``, monitored, then the wrappers' batched versions."""
     env_cfg = cfg.env
+    if refused := family_problems(cfg):
+        raise UserError(*refused[0])
     kwargs = cast(dict[str, Any], OmegaConf.to_container(env_cfg.kwargs, resolve=True))
     try:
         venv: VecEnv = batched.make_vec_env(env_cfg.id, env_cfg.n_envs, cfg.seed, env_cfg.max_episode_steps, **kwargs)

@@ -4,7 +4,9 @@ This is the only module that calls :func:`hydra.utils.instantiate`. Runtime obje
 seed, the device) are passed in as call-site arguments; the config is never written to.
 
 Per env copy the stack is ``gym.make`` (with the registration's ``TimeLimit``) -> SB3's ``Monitor``
--> the user's wrappers in list order, so logged and evaluated returns are the raw env's returns.
+-> the env family's wrappers (``env.wrappers``, e.g. SB3's ``AtariWrapper``) -> the user's wrappers in list
+order, so logged and evaluated returns are the raw env's returns (an Atari game's unclipped score). Over the
+vectorised copies: ``VecFrameStack`` (``env.frame_stack``), ``VecCheckNan``, then ``VecNormalize``.
 """
 
 from __future__ import annotations
@@ -24,10 +26,10 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.preprocessing import is_image_space
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecNormalize
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecFrameStack, VecNormalize
 
 import rlrun.envs  # noqa: F401  (registers rlrun/* ids, also in subprocess workers that unpickle this module)
-from rlrun.build import batched
+from rlrun.build import batched, env_making, families
 from rlrun.build.nan import CheckNan
 from rlrun.config.errors import UserError
 from rlrun.config.upgrade import load_pickle
@@ -57,37 +59,44 @@ def policy_for(cfg: DictConfig, observation_space: spaces.Space) -> str:
 
 
 def _gym_make(env_id: str, max_episode_steps: int | None, render_mode: str | None, **kwargs: Any) -> gym.Env:
-    """``gym.make`` with a message that names the bad id or arguments and how to fix them."""
+    """``gym.make`` with a message that names the bad id or arguments and how to fix them.
+
+    An id not found is looked for again once the installed families have registered theirs (MiniGrid, Gymnasium-
+    Robotics, ALE: :mod:`rlrun.build.env_making`); a failure inside the env names the line where it started.
+    """
     extra: dict[str, Any] = dict(kwargs)
     if max_episode_steps is not None:
         extra["max_episode_steps"] = max_episode_steps
     if render_mode is not None:
         extra["render_mode"] = render_mode
     try:
-        return gym.make(env_id, **extra)
+        try:
+            return gym.make(env_id, **extra)
+        except (gym.error.NameNotFound, gym.error.NamespaceNotFound):
+            if not env_making.register_installed_families():
+                raise
+            return gym.make(env_id, **extra)
     except gym.error.DependencyNotInstalled as error:
         raise UserError(
             f"env.id={env_id!r} needs a package that is not installed: {error}",
             "install it as the message says (e.g. pip install 'gymnasium[box2d]'), then run again",
         ) from None
     except gym.error.Error as error:
-        raise UserError(
-            f"cannot make env.id={env_id!r}: {error}",
-            "list the registered ids with `rlrun-envs --all`; a module of your own is env.id=mypkg:MyEnv-v0",
-        ) from None
+        raise UserError(f"cannot make env.id={env_id!r}: {error}", env_making.unknown_id_fix(env_id)) from None
     except ModuleNotFoundError as error:
         raise UserError(
             f"env.id={env_id!r}: importing its module failed: {error}",
             "install the package that registers the env, or fix the module name before the ':'",
         ) from None
-    except Exception as error:  # whatever the env's constructor raises, most often for its arguments
+    except Exception as error:  # whatever the env's constructor raises: for its arguments, or a library's failure
         reason = f"{type(error).__name__}: {error}"
-        if kwargs:
+        at, fix = env_making.failure_fix(error, env_id)
+        if kwargs and isinstance(error, TypeError):
             raise UserError(
-                f"env.id={env_id!r} rejected env.kwargs={kwargs}: {reason}",
+                f"env.id={env_id!r} rejected env.kwargs={kwargs}: {reason}{at}",
                 "check env.kwargs against the env's constructor (`rlrun-envs --all` shows its entry point)",
-            ) from None
-        raise UserError(f"env.id={env_id!r} failed while being made: {reason}", "fix the env's constructor") from None
+            ) from error
+        raise UserError(f"env.id={env_id!r} failed while being made: {reason}{at}", fix) from error
 
 
 def _env_factory(cfg: DictConfig, render_mode: str | None) -> Callable[[], gym.Env]:
@@ -96,20 +105,38 @@ def _env_factory(cfg: DictConfig, render_mode: str | None) -> Callable[[], gym.E
     return functools.partial(_gym_make, cfg.env.id, cfg.env.max_episode_steps, render_mode, **kwargs)
 
 
-def make_wrappers(wrappers_cfg: DictConfig) -> list[tuple[str, Wrapper]]:
-    """The wrapper partials in list order, each with its config name for error messages."""
+def make_wrappers(wrappers_cfg: DictConfig, key: str = "wrappers") -> list[tuple[str, Wrapper]]:
+    """The wrapper partials in list order, each with its name for error messages: the config name for the
+    user's ``wrappers``, the full key (``env.wrappers.atari``) for those under another ``key``."""
     made = []
-    for key, node in wrappers_cfg.items():
-        name = str(key)
+    for option, node in wrappers_cfg.items():
+        name = str(option) if key == "wrappers" else f"{key}.{option}"
         try:
             made.append((name, instantiate(node, _convert_="all")))
         except Exception as error:
             reason = error.__cause__ or error
             raise UserError(
                 f"wrapper {name!r} cannot be configured: {type(reason).__name__}: {reason}",
-                f"check the keys under wrappers.{name} against the wrapper's arguments",
+                f"check the keys under {_wrapper_key(name)} against the wrapper's arguments",
             ) from None
     return made
+
+
+def _wrapper_key(name: str) -> str:
+    """The config key of a wrapper named by :func:`make_wrappers`."""
+    return name if name.startswith("env.") else f"wrappers.{name}"
+
+
+def env_wrappers(cfg: DictConfig) -> list[tuple[str, Wrapper]]:
+    """Every wrapper of an env copy in order: the family's (``env.wrappers``), then the user's (``wrappers``).
+
+    Checks first that the env family's extra is installed (a ``pip install`` command if not) and imports the
+    package that registers its ids, so ``env=atari env.id=ALE/Pong-v5`` needs no ``module:`` prefix.
+    """
+    extra = cfg.env.get("extra")
+    families.require(extra, f"env.id={cfg.env.id!r}")
+    families.register(extra)
+    return make_wrappers(cfg.env.get("wrappers") or {}, key="env.wrappers") + make_wrappers(cfg.wrappers)
 
 
 def apply_wrappers(env: gym.Env, wrappers: list[tuple[str, Wrapper]]) -> gym.Env:
@@ -121,29 +148,35 @@ def apply_wrappers(env: gym.Env, wrappers: list[tuple[str, Wrapper]]) -> gym.Env
             env_id = env.spec.id if env.spec else type(env.unwrapped).__name__
             raise UserError(
                 f"wrapper {name!r} cannot apply to {env_id}: {error}",
-                f"check wrappers.{name}.* (its arguments), remove it from wrappers=[...], "
+                f"check {_wrapper_key(name)}.* (its arguments), remove it from wrappers=[...], "
                 "or put it after a wrapper that makes it fit",
             ) from None
     return env
 
 
 def make_env(cfg: DictConfig, render_mode: str | None = None) -> gym.Env:
-    """One env copy exactly as training builds it: gym.make -> Monitor -> wrappers (unseeded)."""
-    return apply_wrappers(Monitor(_env_factory(cfg, render_mode)()), make_wrappers(cfg.wrappers))
+    """One env copy exactly as training builds it: gym.make -> Monitor -> family's and user's wrappers
+    (unseeded; ``env.frame_stack`` applies to vectorised envs only)."""
+    wrappers = env_wrappers(cfg)  # first: the family's extra is checked and its ids registered
+    return apply_wrappers(Monitor(_env_factory(cfg, render_mode)()), wrappers)
 
 
 def make_vec(cfg: DictConfig, n_envs: int, seed: int, vec_env: str = "dummy", render_mode: str | None = None) -> VecEnv:
-    """``n_envs`` copies seeded ``seed + i``, vectorised (SB3's ``make_vec_env`` seeds and monitors)."""
+    """``n_envs`` copies seeded ``seed + i``, vectorised (SB3's ``make_vec_env`` seeds and monitors), the
+    last ``env.frame_stack`` observations stacked when it is set."""
+    wrappers = env_wrappers(cfg)
     factory = _env_factory(cfg, render_mode)
     if vec_env == "subproc":  # workers ignore Ctrl-C and SIGTERM: the main process decides (rlrun.run.interrupts)
         factory = functools.partial(ignore_stop_signals, factory)
-    return make_vec_env(
+    venv = make_vec_env(
         factory,
         n_envs=n_envs,
         seed=seed,
-        wrapper_class=functools.partial(apply_wrappers, wrappers=make_wrappers(cfg.wrappers)),
+        wrapper_class=functools.partial(apply_wrappers, wrappers=wrappers),
         vec_env_cls=SubprocVecEnv if vec_env == "subproc" else DummyVecEnv,
     )
+    stack = cfg.env.get("frame_stack")
+    return VecFrameStack(venv, n_stack=stack) if stack else venv
 
 
 def _normalized(cfg: DictConfig, venv: VecEnv, normalizer: Path | None, training: bool) -> VecEnv:
