@@ -19,11 +19,10 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.logger import HParam, Logger, TensorBoardOutputFormat
+from stable_baselines3.common.logger import HParam, Logger
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import VecEnv
-from torch.utils.tensorboard import SummaryWriter
 
 from rlrun.build import envs as build
 from rlrun.checks import preflight
@@ -39,6 +38,7 @@ from rlrun.run import snapshots
 from rlrun.run.evaluation import PeriodicEvaluation, evaluate, sync_normalization
 from rlrun.run.heartbeat import KeepRecordCurrent
 from rlrun.run.interrupts import InterruptCallback, RunInterrupted, StoppableCallbacks
+from rlrun.track.session import Tracking
 
 log = logging.getLogger("rlrun")
 
@@ -66,6 +66,7 @@ def train(cfg: DictConfig, run_dir: str | Path, meta: dict[str, Any] | None = No
 
 def _train(cfg: DictConfig, run_dir: Path, meta: dict[str, Any]) -> dict[str, Any]:
     algo_cls = preflight.config_checks(cfg)  # ranges first: torch_threads among them
+    tracking = Tracking.from_config(cfg)  # the loggers' settings (a tracking URI) checked before training
     configure_torch(cfg)
     set_random_seed(cfg.seed)
     train_env, eval_env = _envs(cfg, statistics=None)
@@ -77,8 +78,9 @@ def _train(cfg: DictConfig, run_dir: Path, meta: dict[str, Any]) -> dict[str, An
     except BaseException:
         _close(train_env, eval_env)
         raise
-    model.set_logger(_tensorboard(run_dir / "tb"))
-    return _run(cfg, run_dir, record, meta, train_env, eval_env, lambda evaluator: (model, []), snapshot=None)
+    tracking.begin(run_dir, cfg, record.data, meta)
+    model.set_logger(tracking.logger(run_dir, resumed_from=None))
+    return _run(cfg, run_dir, record, meta, train_env, eval_env, lambda evaluator: (model, []), None, tracking)
 
 
 def resume(run_dir: str | Path, progress_bar: str = "auto", meta: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -100,6 +102,7 @@ def _resume(run_dir: Path, progress_bar: str, meta: dict[str, Any]) -> dict[str,
     cfg = OmegaConf.merge(load_config(run_dir), {"progress_bar": progress_bar})
     assert isinstance(cfg, DictConfig)
     algo_cls = preflight.config_checks(cfg)
+    tracking = Tracking.from_config(cfg)
     configure_torch(cfg)
     step = snapshots.manifest(snapshot)["step"]
     train_env, eval_env = _envs(cfg, _statistics(snapshot))
@@ -110,11 +113,12 @@ def _resume(run_dir: Path, progress_bar: str, meta: dict[str, Any]) -> dict[str,
     except BaseException:
         _close(train_env, eval_env)
         raise
+    tracking.begin(run_dir, cfg, record.data, meta)  # continues the same tracked runs, from the snapshot's step
 
     def restored(evaluator: PeriodicEvaluation) -> tuple[BaseAlgorithm, list[BaseCallback]]:
-        return _restore(cfg, run_dir, snapshot, train_env, eval_env, evaluator)
+        return _restore(cfg, run_dir, snapshot, train_env, eval_env, evaluator, tracking)
 
-    return _run(cfg, run_dir, record, meta, train_env, eval_env, restored, snapshot)
+    return _run(cfg, run_dir, record, meta, train_env, eval_env, restored, snapshot, tracking)
 
 
 def _envs(cfg: DictConfig, statistics: Path | None) -> tuple[VecEnv, VecEnv]:
@@ -148,9 +152,11 @@ def _run(
     eval_env: VecEnv,
     model_for: Callable[[PeriodicEvaluation], tuple[BaseAlgorithm, list[BaseCallback]]],
     snapshot: Path | None,
+    tracking: Tracking,
 ) -> dict[str, Any]:
     """Learn with the built envs and the model ``model_for`` gives (with the callbacks it needs first), then
-    complete the run; a failure or a stop is recorded in run.json. The envs are closed at the end."""
+    complete the run; a failure or a stop is recorded in run.json. The envs are closed at the end, and the
+    tracked runs end with run.json's status."""
     gc_pause.resume()  # paused by the command line while the process started
     so_far: list[Callable[[], dict[str, Any]]] = []  # run.json's steps and seconds so far, once there are any
     try:
@@ -194,6 +200,7 @@ def _run(
         raise
     finally:
         _close(train_env, eval_env)
+        tracking.end(record)
 
 
 def _complete(
@@ -223,20 +230,14 @@ def _statistics(snapshot: Path | None) -> Path | None:
     return snapshot / "vecnormalize.pkl"
 
 
-def _tensorboard(folder: Path, purge_step: int | None = None) -> Logger:
-    """SB3's logger writing TensorBoard events; with ``purge_step`` (a resumed run), TensorBoard drops the
-    events at and after that step written before the resume.
-
-    SB3's ``TensorBoardOutputFormat`` takes no ``purge_step``: a writer of torch's own, opened and closed
-    first, leaves the purge marker in an events file that sorts before the new writer's.
-    """
-    if purge_step is not None:
-        SummaryWriter(log_dir=str(folder), purge_step=purge_step).close()
-    return Logger(str(folder), [TensorBoardOutputFormat(str(folder))])
-
-
 def _restore(
-    cfg: DictConfig, run_dir: Path, snapshot: Path, train_env: VecEnv, eval_env: VecEnv, evaluator: PeriodicEvaluation
+    cfg: DictConfig,
+    run_dir: Path,
+    snapshot: Path,
+    train_env: VecEnv,
+    eval_env: VecEnv,
+    evaluator: PeriodicEvaluation,
+    tracking: Tracking,
 ) -> tuple[BaseAlgorithm, list[BaseCallback]]:
     """Load the snapshot's model, buffer and state; rewind the logs to its step. Also returns the callback
     that puts back, at the first rollout start, what SB3 draws anew there."""
@@ -248,7 +249,7 @@ def _restore(
             model.load_replay_buffer(snapshot / snapshots.BUFFER, truncate_last_traj=False)
         else:
             warnings.warn(f"{snapshot} holds no replay buffer; continuing with an empty one", stacklevel=2)
-    model.set_logger(_tensorboard(run_dir / "tb", purge_step=step + 1))
+    model.set_logger(tracking.logger(run_dir, resumed_from=step))  # TensorBoard's events after step purged
     state = snapshots.load_state(snapshot)
     if not exact_resume.restore(state, model, train_env, eval_env, evaluator):
         log.warning("the envs could not be restored and were reset: the resumed run is correct but not bit-identical")

@@ -1,0 +1,214 @@
+"""The loggers of one run together: started, fed and finished as one, each failure caught and warned once.
+
+A tracking failure never costs a run (issue 22, point 5): every call into a :class:`~rlrun.track.base.Tracker`
+goes through :meth:`Tracking._call`, which turns an exception into one warning per logger and goes on.
+TensorBoard's and the CSV file's writers are the exception: they write into the run folder, as before
+trackers existed, and a failure there (a full disk) is the run's own.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+from stable_baselines3.common.logger import KVWriter, Logger
+
+from rlrun.build.trackers import make_trackers
+from rlrun.record.run_record import RunRecord
+from rlrun.track.base import RunInfo, Tracker
+
+log = logging.getLogger("rlrun")
+
+# The run folder's files a tracker may upload when the run ends (each logger's ``artifacts`` setting picks)
+RUN_ARTIFACTS = ("config.yaml", "run.json", "eval.csv", "model.zip", "vecnormalize.pkl", "*.mp4", "*.gif", "videos/*")
+
+# The command that sends what did not reach a service
+SYNC_COMMAND = "rlrun-track sync"
+
+# The loggers of a config without a ``logger`` node (a run recorded before the logger group): TensorBoard's
+DEFAULT_LOGGER = {"tensorboard": {"_target_": "rlrun.track.tensorboard.TensorBoard", "_partial_": True}}
+
+# A sweep's (or study's) tracking record, in its folder: what start_group returned, per logger
+GROUP_FILE = "tracking.json"
+# Names that file for a run started as a process of its own (an rlrun-tune trial's seeds)
+GROUP_VARIABLE = "RLRUN_TRACKING_GROUP"
+
+
+def run_artifacts(run_dir: Path) -> list[Path]:
+    """The files of :data:`RUN_ARTIFACTS` that the run folder holds."""
+    found: list[Path] = []
+    for pattern in RUN_ARTIFACTS:
+        found.extend(path for path in sorted(run_dir.glob(pattern)) if path.is_file() and path not in found)
+    return found
+
+
+class Guarded(KVWriter):
+    """A tracker's SB3 output format whose failures are warned about once rather than raised."""
+
+    def __init__(self, writer: KVWriter, call: Callable[..., Any]) -> None:
+        self.writer = writer
+        self.call = call
+
+    def write(self, key_values: dict[str, Any], key_excluded: dict[str, tuple[str, ...]], step: int = 0) -> None:
+        self.call(self.writer.write, key_values, key_excluded, step)
+
+    def close(self) -> None:
+        self.call(self.writer.close)
+
+
+class Tracking:
+    """The run's trackers, in the order the ``logger`` list named them."""
+
+    def __init__(self, trackers: Sequence[Tracker]) -> None:
+        self.trackers = list(trackers)
+        self.failed: set[str] = set()  # loggers already warned about
+        self.data: dict[str, Any] | None = None  # run.json's data, whose tracking block is kept current
+
+    @classmethod
+    def from_config(cls, cfg: DictConfig) -> Tracking:
+        """The loggers ``cfg.logger`` chooses, their settings checked (a mistake: exit 2, before training)."""
+        logger = cfg.get("logger")
+        tracking = cls(make_trackers(DEFAULT_LOGGER if logger is None else logger))
+        tracking.check()
+        return tracking
+
+    def begin(self, run_dir: Path, cfg: DictConfig, data: dict[str, Any], meta: Mapping[str, Any]) -> None:
+        """Start every tracker's run from run.json's ``data`` (a resumed run's carries ``resumes`` and the
+        earlier session's ``tracking`` block); the block is kept in ``data`` from here on."""
+        self.data = data
+        resumes = data.get("resumes") or []
+        group = read_group(meta)
+        container = OmegaConf.to_container(cfg, resolve=True)
+        assert isinstance(container, dict)
+        info = RunInfo(
+            run_dir=run_dir,
+            config={str(key): value for key, value in container.items()},
+            env=data.get("env"),
+            env_id=str(data.get("env_id")),
+            algo=data.get("algo"),
+            seed=int(data.get("seed", cfg.seed)),
+            config_hash=str(data.get("config_hash")),
+            preset=data.get("preset"),
+            versions=dict(data.get("versions") or {}),
+            git=data.get("git"),
+            sweep=group.get("name") or cfg.get("sweep"),
+            resumed_from=resumes[-1]["from_step"] if resumes else None,
+            previous=dict(data.get("tracking") or {}),
+            group=group,
+        )
+        self.start(info)
+        self.note()
+
+    def note(self) -> None:
+        """Put the trackers' current record into run.json's data (written with the record's next save)."""
+        if self.data is not None and (block := self.record()) is not None and block != self.data.get("tracking"):
+            self.data["tracking"] = block
+
+    def logger(self, run_dir: Path, resumed_from: int | None) -> Logger:
+        """SB3's logger writing to every chosen logger (``resumed_from``: the snapshot's step of a resume)."""
+        return Logger(str(run_dir), [*self.output_formats(run_dir, resumed_from), _Noting(self)])
+
+    def end(self, record: RunRecord) -> None:
+        """The run ended with run.json's status: finish every tracker, record what was not sent."""
+        status = record.data.get("status")
+        status = status if status in ("completed", "failed", "interrupted") else "failed"
+        self.finish(status, record.run_dir)
+        self.note()
+        if "tracking" in record.data:
+            try:
+                record.save()
+            except OSError as error:  # a full disk: the log says it
+                log.warning("tracking: run.json could not record the tracking block: %s", error)
+        self.report_unsent(record.run_dir)
+
+    def check(self) -> None:
+        """Each logger's settings, before training (a bad setting is the user's mistake: exit 2)."""
+        for tracker in self.trackers:
+            tracker.check()
+
+    def _call(self, method: Callable[..., Any], *args: Any) -> Any:
+        """Call a tracker's method; an exception becomes one warning for that logger."""
+        try:
+            return method(*args)
+        except Exception as error:  # noqa: BLE001 - whatever a tracking service does, the run goes on
+            owner = getattr(method, "__self__", None)
+            name = getattr(owner, "name", "") or getattr(getattr(owner, "tracker", None), "name", "") or "a logger"
+            if name not in self.failed:
+                self.failed.add(name)
+                log.warning("tracking: %s failed (%s: %s); training goes on", name, type(error).__name__, error)
+            return None
+
+    def start(self, info: RunInfo) -> None:
+        """Start (or continue) every tracker's run."""
+        for tracker in self.trackers:
+            self._call(tracker.start, info)
+
+    def output_formats(self, run_dir: Path, resumed_from: int | None) -> list[KVWriter]:
+        """The SB3 output formats of all loggers, for the model's ``Logger``."""
+        formats = []
+        for tracker in self.trackers:
+            writer = tracker.output_format(run_dir, resumed_from)
+            formats.append(writer if tracker.name in ("tensorboard", "csv") else Guarded(writer, self._call))
+        return formats
+
+    def finish(self, status: str, run_dir: Path) -> None:
+        """End every tracker's run with ``status``, uploading the run folder's files."""
+        artifacts = run_artifacts(run_dir)
+        for tracker in self.trackers:
+            self._call(tracker.finish, status, artifacts)
+
+    def record(self) -> dict[str, Any] | None:
+        """run.json's ``tracking`` block (None when no logger keeps a record: TensorBoard and CSV alone)."""
+        block: dict[str, Any] = {}
+        unsent = 0
+        for tracker in self.trackers:
+            own = self._call(tracker.record) or {}
+            if own:
+                block[tracker.name] = own
+            unsent += self._call(tracker.unsent) or 0
+        if not block and not unsent:
+            return None
+        block["unsent"] = unsent
+        return block
+
+    def report_unsent(self, run_dir: Path) -> None:
+        """Say in the log what never reached a service, and the command that sends it."""
+        unsent = sum(self._call(tracker.unsent) or 0 for tracker in self.trackers)
+        if unsent:
+            log.warning(
+                "tracking: %d logging calls did not reach the service; send them with: %s %s",
+                unsent,
+                SYNC_COMMAND,
+                run_dir,
+            )
+
+
+class _Noting(KVWriter):
+    """Keeps run.json's tracking block current as the run logs (a tracker may learn its run's id late)."""
+
+    def __init__(self, tracking: Tracking) -> None:
+        self.tracking = tracking
+
+    def write(self, key_values: dict[str, Any], key_excluded: dict[str, tuple[str, ...]], step: int = 0) -> None:
+        self.tracking.note()
+
+    def close(self) -> None:
+        """Nothing to close."""
+
+
+def read_group(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The sweep's or study's tracking record a job belongs to (``meta["tracking_group"]``, else the file
+    :data:`GROUP_VARIABLE` names), or {}."""
+    path = meta.get("tracking_group") or os.environ.get(GROUP_VARIABLE)
+    if not path:
+        return {}
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
