@@ -29,15 +29,19 @@ WRAPPER_ENVS = {
     "frame_stack": "cartpole",
     "scale_reward": "roomtoy",
 }
+# The env families' wrappers, applied by their env configs (tests/rlrun/test_env_configs.py).
+FAMILY_WRAPPERS = {"minigrid_image", "minigrid_flat", "atari"}
+# Env configs that take any id of theirs (env.id=??? in the file).
+ANY_ID = {"gym", "mujoco", "robotics", "minigrid", "atari", "box2d"}
 
 
 def test_every_group_has_its_options() -> None:
     assert {"pointenv", "gridworld", "pointgoal", "roomtoy", "cartpole", "pendulum", "gym"} <= set(options("env"))
     assert {"ppo", "sac", "her", "dqn", "td3", "a2c"} <= set(options("algo"))
-    assert set(WRAPPER_ENVS) == set(options("wrappers"))
+    assert set(WRAPPER_ENVS) | FAMILY_WRAPPERS == set(options("wrappers"))
 
 
-@pytest.mark.parametrize("env", [e for e in options("env") if e != "gym"])
+@pytest.mark.parametrize("env", [e for e in options("env") if e not in ANY_ID])
 def test_env_option_builds(env: str) -> None:
     cfg = compose_config(f"env={env}")
     made = build.make_env(cfg)
