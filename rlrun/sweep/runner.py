@@ -13,7 +13,8 @@ The sweeper (``hydra_plugins/rlrun_sweeper``) composes the jobs and calls :func:
 The first SIGINT, SIGTERM or SIGUSR2 to this process stops the sweep gracefully: jobs running end at
 their next boundary with a snapshot (their own processes get the terminal's Ctrl-C too; a signal sent to
 this process alone reaches them through the stop marker, :data:`rlrun.sweep.job.STOP_FILE`), jobs not
-started yet are left for the same command to run; a second one stops at once. The sweep holds its folder's
+started yet are left for the same command to run (a SLURM sweep's queued jobs are cancelled,
+:mod:`rlrun.sweep.cancel`); a second one stops at once. The sweep holds its folder's
 lock (:mod:`rlrun.record.lock`, taken by the sweeper before this runs), so no other sweep writes there.
 """
 
@@ -46,8 +47,9 @@ Launch = Callable[[list[list[str]], int], Sequence[Any]]
 class StopRequest:
     """The first signal asks the sweep to stop (see the module's docstring); a second stops at once."""
 
-    def __init__(self, sweep_dir: Path) -> None:
+    def __init__(self, sweep_dir: Path, on_stop: Callable[[], None] | None = None) -> None:
         self.marker = sweep_dir / STOP_FILE
+        self.on_stop = on_stop  # e.g. cancel the launcher's jobs not started yet (rlrun.sweep.cancel)
         self.signum: int | None = None
 
     def installed(self) -> AbstractContextManager[None]:
@@ -65,6 +67,8 @@ class StopRequest:
             file=sys.stderr,
             flush=True,
         )
+        if self.on_stop is not None:
+            self.on_stop()
 
 
 def launch_overrides(job: Job, sweep_dir: Path) -> list[str]:
@@ -120,9 +124,11 @@ def run(
     info: dict[str, Any],
     batch_size: int | None,
     jobs_elsewhere: bool = False,
+    on_stop: Callable[[], None] | None = None,
 ) -> int:
     """Run the sweep's jobs (already decided); the sweep's exit status. ``jobs_elsewhere``: the launcher
-    runs them in other processes (every launcher but Hydra's basic one)."""
+    runs them in other processes (every launcher but Hydra's basic one); ``on_stop``: called once when the
+    sweep is asked to stop, after the stop marker is written (cancels a scheduler's queued jobs)."""
     started = now()
     gc_pause.resume()  # paused by the command line while the process started
     mark_sweeper_process()
@@ -133,7 +139,7 @@ def run(
             sweep_plan.keep_attempt(job)
     _announce(sweep_dir, jobs)
     to_run = [job for job in jobs if job.action in LAUNCHED]
-    watcher, stop = Watcher(jobs), StopRequest(sweep_dir)
+    watcher, stop = Watcher(jobs), StopRequest(sweep_dir, on_stop)
     stopped: int | None = None
     launcher_failed = False
     watcher.start()

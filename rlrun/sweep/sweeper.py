@@ -87,6 +87,7 @@ class RlrunSweeper(BasicSweeper):
         from rlrun.config.errors import report_user_errors
         from rlrun.record.provenance import command_line
         from rlrun.sweep import runner as sweeping
+        from rlrun.sweep.cancel import queued_job_canceller
         from rlrun.sweep.plan import decide, refuse_collisions, refuse_common_mistake
 
         assert self.config is not None and self.launcher is not None and self.hydra_context is not None
@@ -112,6 +113,7 @@ class RlrunSweeper(BasicSweeper):
             info,
             self.max_batch_size,
             jobs_elsewhere=not isinstance(launcher, BasicLauncher),
+            on_stop=queued_job_canceller(self.config.hydra.launcher),
         )
         if status:
             sys.exit(status)
