@@ -3,7 +3,8 @@
 There is no SLURM here, so the test puts a scheduler of its own on ``PATH``: ``sbatch`` queues the array and
 starts nothing, ``sacct`` reports its tasks ``PENDING`` (or ``CANCELLED`` once cancelled) and ``scancel`` logs
 its arguments. submitit and Hydra's launcher run unchanged against it, exactly as on a cluster whose queue is
-full (``srun`` only has to exist). Without the cancellation the sweep's process would wait on its queued jobs for ever after SIGTERM.
+full (``srun`` only has to exist). Without the cancellation the sweep's process would wait on its queued jobs
+for ever after SIGTERM.
 """
 
 from __future__ import annotations
