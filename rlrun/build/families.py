@@ -38,7 +38,7 @@ FAMILIES: dict[str, Family] = {
 # Extras of rlrun that are not env families: the modules they install, by the name of the extra.
 LAUNCHER_EXTRAS: dict[str, tuple[str, ...]] = {
     "ray": ("ray",),
-    "slurm": ("hydra_plugins.hydra_submitit_launcher", "submitit"),
+    "slurm": ("submitit", "hydra_plugins.hydra_submitit_launcher"),
 }
 
 

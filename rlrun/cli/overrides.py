@@ -7,6 +7,9 @@ Hydra would report badly or too late.
   with Hydra's exit status for composition errors.
 - An output folder that cannot be written (``hydra.run.dir`` or ``hydra.sweep.dir``): Hydra would fail
   with a traceback while creating it. Here it is a user mistake, found before anything is created.
+- A launcher whose extra is not installed (``hydra/launcher=ray`` without Ray, ``slurm`` without submitit):
+  Hydra would fail with ``No module named 'ray'`` after creating the sweep folder, or with "Could not load
+  'hydra/launcher/submitit_slurm'". Here it names ``pip install "rlrun[<extra>]"`` before anything is created.
 
 Both only complain when they are sure; anything they cannot decide is left to Hydra.
 """
@@ -27,12 +30,15 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 
+from rlrun.build import families
 from rlrun.config.errors import UserError
 from rlrun.config.keys import override_key
 
 CONFIG_MODULE = "rlrun.conf"
 HYDRA_COMPOSITION_STATUS = 1  # Hydra's exit status for a config it cannot compose, kept for unknown wrappers
 OUTPUT_KEYS = ("hydra.run.dir", "hydra.sweep.dir")
+# hydra/launcher options -> the extra of rlrun that installs what they need
+LAUNCHER_EXTRAS = {"ray": "ray", "slurm": "slurm", "submitit_slurm": "slurm", "submitit_local": "slurm"}
 
 
 class UnknownOption(UserError):
@@ -142,6 +148,19 @@ def check_wrapper_names(argv: CommandLine | Sequence[str], config_name: str = "c
         else "pick wrappers from that list, or add "
         "your own as wrappers/<name>.yaml in a --config-dir or hydra.searchpath folder",
     )
+
+
+def check_launcher_extras(argv: CommandLine | Sequence[str]) -> None:
+    """Raise :class:`UserError` when ``hydra/launcher=`` picks a launcher whose extra is not installed."""
+    try:
+        parsed = OverridesParser.create().parse_overrides(list(_command(argv).overrides))
+    except HydraException:
+        return  # Hydra reports its own syntax errors
+    for override in parsed:
+        if override.key_or_group == "hydra/launcher" and not override.is_delete():
+            launcher = override.value()
+            if isinstance(launcher, str) and launcher in LAUNCHER_EXTRAS:
+                families.require(LAUNCHER_EXTRAS[launcher], f"hydra/launcher={launcher}")
 
 
 def check_output_folders(argv: CommandLine | Sequence[str]) -> None:
