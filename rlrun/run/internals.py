@@ -23,6 +23,17 @@ SB3's algorithms (``BaseAlgorithm``, ``OnPolicyAlgorithm``, ``OffPolicyAlgorithm
 - ``Logger.name_to_value``, ``name_to_count`` and ``name_to_excluded`` (:func:`logger_state`,
   :func:`put_logger_state`): values recorded but not yet dumped; the logger has no state API.
 
+sb3-contrib's algorithms:
+
+- RecurrentPPO's ``_last_lstm_states`` (:func:`recurrent_states`, :func:`put_recurrent_states`): the LSTM states at
+  the last observation, which its ``_excluded_save_params`` leaves out of ``model.save`` (a loaded model starts
+  from zeros); and ``collect_rollouts``' local ``lstm_states``, which :func:`finish_step` stores there as SB3's
+  tail of a step does.
+- ARS draws its candidates' parameter noise (``th.normal`` in ``_do_one_update``) before the callbacks'
+  ``on_rollout_start``, and nothing between the previous ``on_rollout_end`` and that draw uses torch's generator
+  (:func:`draws_before_rollout_start`): a resume puts back the generator as it was at the rollout's end, so the
+  same candidates are drawn again. ARS's own state (``weights``, ``_n_updates``) is saved by ``model.save``.
+
 SB3's vec envs:
 
 - A ``DummyVecEnv``'s whole ``__dict__`` (its envs, ``buf_*`` buffers, ``actions``, ``reset_infos``, ``_seeds``,
@@ -48,6 +59,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from sb3_contrib import ARS, RecurrentPPO
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.distributions import StateDependentNoiseDistribution
 from stable_baselines3.common.logger import Logger
@@ -65,6 +77,8 @@ SDE_NOISE = ("exploration_mat", "exploration_matrices")  # gSDE's sampled noise 
 LOGGER_STATE = ("name_to_value", "name_to_count", "name_to_excluded")
 MONITOR_STATE = ("episode_returns", "episode_lengths", "episode_count")  # VecMonitor's (native envs)
 VEC_ENV_CONTRACT = ("_seeds", "_options", "_reset_seeds", "_reset_options", "_get_indices")
+RECURRENT_ATTRIBUTES = ("_last_lstm_states",)  # RecurrentPPO's, left out of its save
+RECURRENT_LOCALS = ("lstm_states",)  # RecurrentPPO's collect_rollouts: the states after the step
 
 
 def finish_step(model: BaseAlgorithm, rollout: Mapping[str, Any]) -> None:
@@ -74,6 +88,8 @@ def finish_step(model: BaseAlgorithm, rollout: Mapping[str, Any]) -> None:
     if not isinstance(model, OffPolicyAlgorithm):
         model._last_obs = rollout["new_obs"]
         model._last_episode_starts = rollout["dones"]
+        if isinstance(model, RecurrentPPO):
+            model._last_lstm_states = rollout["lstm_states"]
         return
     assert model.replay_buffer is not None
     model._store_transition(
@@ -97,6 +113,25 @@ def finish_step(model: BaseAlgorithm, rollout: Mapping[str, Any]) -> None:
 def forget_last_obs(model: BaseAlgorithm) -> None:
     """Make the next ``learn()`` reset the envs (they were rebuilt and not restored)."""
     model._last_obs = None  # type: ignore[assignment]
+
+
+def recurrent_states(model: BaseAlgorithm) -> Any:
+    """RecurrentPPO's LSTM states at its last observation (a copy), None for other algorithms."""
+    return copy.deepcopy(model._last_lstm_states) if isinstance(model, RecurrentPPO) else None
+
+
+def put_recurrent_states(model: BaseAlgorithm, saved: Any) -> None:
+    """Put back what :func:`recurrent_states` returned, on the model's device."""
+    if isinstance(model, RecurrentPPO) and saved is not None:
+        model._last_lstm_states = type(saved)(
+            *(tuple(tensor.to(model.device) for tensor in pair) for pair in saved)  # (pi, vf), each (h, c)
+        )
+
+
+def draws_before_rollout_start(model: BaseAlgorithm) -> bool:
+    """Whether the algorithm draws its next rollout's random numbers from torch's generator before the callbacks'
+    ``on_rollout_start`` (where snapshots are taken), with no draw since the previous ``on_rollout_end``."""
+    return isinstance(model, ARS)
 
 
 def _sde_distributions(model: BaseAlgorithm) -> list[StateDependentNoiseDistribution]:

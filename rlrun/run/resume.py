@@ -4,8 +4,10 @@ Captured: the RNG states (Python, numpy, torch, the model's action space), gSDE'
 exploration noise, the envs themselves (in-process: the vec env with its buffers; subprocess: each
 worker's env, pickled in the worker and sent back), the NaN checker's step counter, VecNormalize's
 running returns, the logger's values recorded but not yet written, and the evaluation callback's state
-(best and latest score, training seconds). Action noise (its state included, e.g. Ornstein-Uhlenbeck's)
-is saved by ``model.save`` itself. Envs that cannot be pickled cannot be snapshotted at all. What is private
+(best and latest score, training seconds), RecurrentPPO's LSTM states (which its own save leaves out),
+and for ARS torch's generator as it was at the end of the last rollout (ARS draws the next rollout's noise
+before the snapshot is taken: :func:`rlrun.run.internals.draws_before_rollout_start`). Action noise (its
+state included, e.g. Ornstein-Uhlenbeck's) is saved by ``model.save`` itself. Envs that cannot be pickled cannot be snapshotted at all. What is private
 to SB3 or Gymnasium is reached through :mod:`rlrun.run.internals`.
 """
 
@@ -77,6 +79,7 @@ def capture(model: BaseAlgorithm, train_env: VecEnv, eval_env: VecEnv, evaluator
             "action_space": model.action_space.np_random.bit_generator.state,
         },
         "sde": internals.sde_noise(model),
+        "lstm": internals.recurrent_states(model),  # RecurrentPPO's; None for the others
         "train_env": _vec_state(train_env),
         "eval_env": _vec_state(eval_env),
         "check_nan_steps": None if checker is None else checker.steps,
@@ -104,13 +107,16 @@ def restore(
     if normalizer is not None and state["normalizer_returns"] is not None:
         internals.put_running_returns(normalizer, state["normalizer_returns"])
     internals.put_logger_state(model.logger, state["logger"])
+    internals.put_recurrent_states(model, state.get("lstm"))
     evaluator.best_mean_return = state["evaluator"]["best_mean_return"]
     evaluator.last_mean_return = state["evaluator"].get("last_mean_return")
     evaluator.wall_offset = state["evaluator"]["wall_s"]
     rng = state["rng"]
     random.setstate(rng["python"])
     np.random.set_state(rng["numpy"])
-    torch.set_rng_state(rng["torch"])
+    # ARS draws the first rollout's noise before RestoreAtFirstRollout runs: from the state at the rollout's end
+    before_draw = state.get("torch_at_rollout_end")
+    torch.set_rng_state(rng["torch"] if before_draw is None else before_draw)
     model.action_space.np_random.bit_generator.state = rng["action_space"]
     if not exact:
         internals.forget_last_obs(model)  # learn() resets the fresh envs

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import torch
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
@@ -40,6 +41,7 @@ from rlrun.record import trust
 from rlrun.record.fields import manifest_problem
 from rlrun.record.files import remove_partial_writes, writing
 from rlrun.record.trust import sha256 as _sha256  # tests count the hashing through this name
+from rlrun.run import internals
 
 MANIFEST = "manifest.json"
 STATE = "state.pkl"
@@ -295,6 +297,7 @@ class SnapshotCallback(BaseCallback):
         self.state, self.score, self.written = state, score, written
         self.next_snapshot = every
         self.scores = self._known(resumed_from)
+        self.torch_at_rollout_end: torch.Tensor | None = None  # for algorithms that draw before a rollout starts
 
     def _known(self, resumed_from: Path | None) -> dict[str, float | None]:
         """The complete snapshots already in the folder, with their scores."""
@@ -314,6 +317,10 @@ class SnapshotCallback(BaseCallback):
     def _on_step(self) -> bool:
         return True
 
+    def _on_rollout_end(self) -> None:
+        if internals.draws_before_rollout_start(self.model):  # ARS: the generator before the next draw
+            self.torch_at_rollout_end = torch.get_rng_state()
+
     def _on_rollout_start(self) -> None:
         # Start of a rollout: the previous update is done and nothing is half-collected.
         if self.num_timesteps < self.next_snapshot:
@@ -328,7 +335,10 @@ class SnapshotCallback(BaseCallback):
         if path.name in self.scores:
             return path
         score = self.score()
-        save_snapshot(self.model, self.folder, self.state(), self.replay_buffer != "none", score)
+        state = self.state()
+        if self.torch_at_rollout_end is not None:
+            state["torch_at_rollout_end"] = self.torch_at_rollout_end
+        save_snapshot(self.model, self.folder, state, self.replay_buffer != "none", score)
         self.scores[path.name] = score
         prune(self.folder, self.keep, self.replay_buffer, self.scores)
         self.written(self.model.num_timesteps)

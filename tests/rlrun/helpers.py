@@ -67,11 +67,15 @@ def shrink(cfg: DictConfig, steps: int = 256) -> DictConfig:
             algo.batch_size = 16
             if algo._target_.endswith("DQN"):
                 algo.target_update_interval = 64
-        else:  # on-policy: a short rollout
+        elif "n_steps" in algo:  # on-policy: a short rollout
             algo.n_steps = max(8, 32 // cfg.env.n_envs)
             if "batch_size" in algo:
                 algo.batch_size = 16
+        if "n_delta" in algo:  # ARS: 2 * n_delta episodes per update
+            algo.n_delta = 2
         algo.policy_kwargs = {"net_arch": [16]}
+        if algo._target_.endswith("RecurrentPPO"):
+            algo.policy_kwargs.lstm_hidden_size = 16
     return cfg
 
 

@@ -1,7 +1,7 @@
 """Test helper run as a subprocess: train (or resume) and SIGKILL this process at one kill point.
 
 Usage (from the repository root):
-  python -m tests.rlrun.kill_during_snapshot <run_dir> <point> <override>...
+  python -m tests.rlrun.kill_during_snapshot <run_dir> <point> [steps=<N>] <override>...
   python -m tests.rlrun.kill_during_snapshot <run_dir> <point> resume
 
 Kill points (counted in snapshots written by this process):
@@ -126,11 +126,14 @@ def main() -> None:
     from rlrun.run.train import resume, train
 
     run_dir, point, overrides = sys.argv[1], sys.argv[2], sys.argv[3:]
+    steps = STEPS
+    if overrides and overrides[0].startswith("steps="):  # the budget of config(), if not STEPS
+        steps = int(overrides.pop(0).removeprefix("steps="))
     arm(point)
     if overrides == ["resume"]:
         resume(run_dir, progress_bar="false")
     else:
-        cfg = config(*overrides)
+        cfg = config(*overrides, steps=steps)
         if point == "prune":
             cfg.snapshot.keep = 1  # the second snapshot prunes the first
         train(cfg, run_dir)

@@ -1,0 +1,40 @@
+"""sb3-contrib's algorithms resume bit-identically: a run killed mid-way (SIGKILL in a child process) and resumed
+ends with the same parameters and evaluations as one that ran through (as tests/rlrun/run/test_resume.py checks
+for SB3's)."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import pytest
+import torch
+
+from rlrun.run.train import train
+from tests.rlrun.kill_during_snapshot import config
+from tests.rlrun.run.test_resume import eval_rows, kill_child, parameters, resume_in_fresh_process, status
+
+STEPS = 256  # tiny: snapshots every 64 steps, evaluations every 32
+CONTRIB = {
+    "tqc": ["env=pendulum", "algo=tqc"],
+    "crossq": ["env=pendulum", "algo=crossq"],
+    "trpo": ["env=pendulum", "algo=trpo", "env.n_envs=2"],
+    "qrdqn": ["env=cartpole", "algo=qrdqn"],
+    "ars": ["env=cartpole", "algo=ars", "env.n_envs=2"],
+    "recurrent_ppo": ["env=cartpole", "algo=recurrent_ppo", "env.n_envs=2"],
+}
+
+
+@pytest.mark.parametrize("overrides", CONTRIB.values(), ids=CONTRIB.keys())
+def test_killed_and_resumed_contrib_run_is_bit_identical(tmp_path: Path, overrides: list[str]) -> None:
+    killed = kill_child(tmp_path / "killed", f"step-{int(STEPS * 0.7)}", f"steps={STEPS}", *overrides)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert status(tmp_path / "killed") == "running"
+    resume_in_fresh_process(tmp_path / "killed")
+    cfg = config(*overrides, steps=STEPS)
+    train(cfg, tmp_path / "whole")
+
+    assert status(tmp_path / "killed") == "completed"
+    assert eval_rows(tmp_path / "killed") == eval_rows(tmp_path / "whole")
+    whole, resumed = parameters(cfg, tmp_path / "whole"), parameters(cfg, tmp_path / "killed")
+    assert whole.keys() == resumed.keys() and all(torch.equal(whole[k], resumed[k]) for k in whole)
