@@ -53,9 +53,21 @@ def default_policy(observation_space: spaces.Space) -> str:
     return "MlpPolicy"
 
 
+def policy_alias(algo_cls: type[BaseAlgorithm], standard: str) -> str:
+    """The name ``algo_cls`` gives SB3's ``standard`` policy in its ``policy_aliases``: the name itself where
+    the class has it, else the one alias that extends it (sb3-contrib's RecurrentPPO: ``MlpPolicy`` ->
+    ``MlpLstmPolicy``); ``standard`` unchanged where the class has none (its construction names the problem)."""
+    aliases = getattr(algo_cls, "policy_aliases", {})
+    stem = standard.removesuffix("Policy")
+    extended = [name for name in aliases if name.startswith(stem) and name.endswith("Policy")]
+    if standard in aliases or len(extended) != 1:
+        return standard
+    return extended[0]
+
+
 def policy_for(cfg: DictConfig, observation_space: spaces.Space) -> str:
     """The configured ``algo.policy``, or the default for the observation space when it is null."""
-    return cfg.algo.get("policy") or default_policy(observation_space)
+    return cfg.algo.get("policy") or policy_alias(algo_class(cfg), default_policy(observation_space))
 
 
 def _gym_make(env_id: str, max_episode_steps: int | None, render_mode: str | None, **kwargs: Any) -> gym.Env:

@@ -17,12 +17,14 @@ import gymnasium as gym
 import torch
 from gymnasium import spaces
 from omegaconf import DictConfig, OmegaConf
+from sb3_contrib import ARS, QRDQN, TQC, TRPO, CrossQ, RecurrentPPO
 from stable_baselines3 import A2C, DDPG, DQN, PPO, SAC, TD3
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
 from stable_baselines3.common.vec_env import VecEnv
 
+from rlrun.build.envs import default_policy, policy_alias
 from rlrun.config.errors import Problem, UserError
 
 _ANY_ACTION = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
@@ -33,7 +35,16 @@ ACTION_SPACES: dict[type[BaseAlgorithm], tuple[type[spaces.Space], ...]] = {
     TD3: (spaces.Box,),
     DDPG: (spaces.Box,),
     DQN: (spaces.Discrete,),
+    # sb3-contrib's, as each passes them to BaseAlgorithm (supported_action_spaces)
+    TRPO: _ANY_ACTION,
+    RecurrentPPO: _ANY_ACTION,
+    TQC: (spaces.Box,),
+    CrossQ: (spaces.Box,),
+    QRDQN: (spaces.Discrete,),
+    ARS: (spaces.Box, spaces.Discrete),
 }
+# The conf/algo files whose name is not their class name in lower case (the fix of a misfit names them).
+OPTION_NAMES: dict[type[BaseAlgorithm], str] = {RecurrentPPO: "recurrent_ppo"}
 GOAL_KEYS = {"observation", "achieved_goal", "desired_goal"}
 # Choices of keys whose type is a plain string in the schema.
 CHOICES = {
@@ -188,7 +199,11 @@ def space_problems(env: Any, algo_cls: type[BaseAlgorithm], uses_her: bool) -> l
     allowed = next((v for cls, v in ACTION_SPACES.items() if issubclass(algo_cls, cls)), None)
     problems: list[Problem] = []
     if allowed is not None and not isinstance(env.action_space, allowed):
-        fits = [cls.__name__.lower() for cls, kinds in ACTION_SPACES.items() if isinstance(env.action_space, kinds)]
+        fits = [
+            OPTION_NAMES.get(cls, cls.__name__.lower())
+            for cls, kinds in ACTION_SPACES.items()
+            if isinstance(env.action_space, kinds)
+        ]
         needs = " or ".join(kind.__name__ for kind in allowed)
         problems.append(
             (
@@ -229,11 +244,22 @@ def fit_problems(cfg: DictConfig, env: Any, algo_cls: type[BaseAlgorithm], uses_
             )
         )
     policy = cfg.algo.get("policy")
-    if isinstance(env.observation_space, spaces.Dict) and policy not in (None, "MultiInputPolicy"):
+    dict_policy = policy_alias(algo_cls, "MultiInputPolicy")  # RecurrentPPO's MultiInputLstmPolicy
+    if isinstance(env.observation_space, spaces.Dict) and policy not in (None, dict_policy):
         problems.append(
             (
                 f"algo.policy={policy} cannot read the Dict observations of {env_id}",
-                "leave algo.policy=null (MultiInputPolicy is chosen), or add wrappers=[flatten]",
+                f"leave algo.policy=null ({dict_policy} is chosen), or add wrappers=[flatten]",
+            )
+        )
+    aliases = getattr(algo_cls, "policy_aliases", {})
+    chosen = policy or policy_alias(algo_cls, default_policy(env.observation_space))
+    if policy is None and aliases and chosen not in aliases:  # CrossQ has only MlpPolicy
+        problems.append(
+            (
+                f"{algo_cls.__name__} has no {chosen} for the observations of {env_id} ({env.observation_space}); "
+                f"its policies: {', '.join(aliases)}",
+                "flatten the observations (e.g. wrappers=[flatten]), or use another algo",
             )
         )
     return problems
