@@ -1,5 +1,6 @@
-"""``rlrun-table FOLDER... [--out DIR] [--by KEYS] [--metric return|success] [--compare A B]`` (and
-``python -m rlrun.cli.table``): benchmark tables from run and sweep folders (:mod:`rlrun.table.write`).
+"""``rlrun-table FOLDER... [--out DIR] [--by KEYS] [--metric return|success] [--compare A B] [--aggregate
+[--references FILE]]`` (and ``python -m rlrun.cli.table``): benchmark tables from run and sweep folders
+(:mod:`rlrun.table.write`), and aggregates across envs (:mod:`rlrun.table.aggregate`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.process import bootstrap
+from rlrun.table.aggregate_files import AGGREGATE_FILES
 from rlrun.table.write import FILES, METRICS, write_tables
 
 
@@ -33,6 +35,17 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--by", type=_keys, metavar="KEYS", help="group by these config keys, not by config hash")
     parser.add_argument("--metric", choices=METRICS, default="return", help="score of curves and --compare")
     parser.add_argument("--compare", nargs=2, metavar=("A", "B"), help="P(a run of group A beats one of B)")
+    parser.add_argument(
+        "--aggregate",
+        action="store_true",
+        help="also normalised scores across envs: IQM, median, mean, optimality gap, performance profiles",
+    )
+    parser.add_argument(
+        "--references",
+        type=Path,
+        metavar="FILE",
+        help="random and reference score per env id for --aggregate (default: conf/benchmark/references.yaml)",
+    )
     return parser
 
 
@@ -47,12 +60,22 @@ def main(argv: Sequence[str] | None = None) -> None:
             raise UserError(
                 f"{len(args.folders)} folders given and no --out", "name the folder for the table files: --out DIR"
             )
+        if args.references is not None and not args.aggregate:
+            raise UserError("--references without --aggregate", "add --aggregate, or leave --references out")
         out = args.out if args.out is not None else args.folders[0]
         path = write_tables(
-            args.folders, out, by=args.by, metric=args.metric, compare=tuple(args.compare) if args.compare else None
+            args.folders,
+            out,
+            by=args.by,
+            metric=args.metric,
+            compare=tuple(args.compare) if args.compare else None,
+            aggregate=args.aggregate,
+            references=args.references,
         )
     print(path.read_text(encoding="utf-8"), end="")
-    print(f"\nwrote {', '.join(FILES)} in {path.parent}")
+    if args.aggregate:
+        print("\n" + (path.parent / "aggregate.md").read_text(encoding="utf-8"), end="")
+    print(f"\nwrote {', '.join(FILES + (AGGREGATE_FILES if args.aggregate else ()))} in {path.parent}")
 
 
 if __name__ == "__main__":

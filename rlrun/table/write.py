@@ -12,11 +12,20 @@ from typing import Any
 
 from rlrun.config.errors import UserError
 from rlrun.record.files import write_text
+from rlrun.table.aggregate import load_references
+from rlrun.table.aggregate_files import aggregate_document, check_out, write_aggregate
 from rlrun.table.files import COLUMNS, provenance, render_csv, render_json, render_markdown
 from rlrun.table.groups import group_runs
 from rlrun.table.plots import plot_curves
 from rlrun.table.runs import Group, Run, find_runs
-from rlrun.table.stats import median, probability_of_improvement, steps_to_threshold, summary, threshold
+from rlrun.table.stats import (
+    configured_level,
+    median,
+    probability_of_improvement,
+    steps_to_threshold,
+    summary,
+    threshold,
+)
 
 METRICS = ("return", "success")
 FILES = ("table.md", "table.csv", "table.json", "curves.png")
@@ -44,7 +53,7 @@ def _describe(group: Group, out: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     done = group.completed
     successes = [s for run in done if (s := run.score("success")) is not None]
     reports_success = bool(successes) and len(successes) == len(done)
-    target = threshold(group.env_id, reports_success) if done else None
+    target = threshold(group.env_id, reports_success, configured_level(group)) if done else None
     runs = [_run_entry(run, target, out) for run in group.runs]
     reached = [run["steps_to_threshold"] for run in runs if run["steps_to_threshold"] is not None]
     returns = summary([run["return"] for run in runs if run["return"] is not None])
@@ -132,12 +141,17 @@ def write_tables(
     by: Sequence[str] | None = None,
     metric: str = "return",
     compare: tuple[str, str] | None = None,
+    aggregate: bool = False,
+    references: Path | None = None,
 ) -> Path:
-    """Write ``table.md``, ``table.csv``, ``table.json`` and ``curves.png`` for the runs under ``folders``.
+    """Write ``table.md``, ``table.csv``, ``table.json`` and ``curves.png`` for the runs under ``folders``;
+    with ``aggregate``, also the across-env files of :mod:`rlrun.table.aggregate_files` (normalised by
+    ``references``, default the shipped ``conf/benchmark/references.yaml``).
 
     Returns the path of ``table.md``. Raises :class:`~rlrun.config.errors.UserError` for a folder without runs,
-    an unknown ``--by`` key or ``--compare`` group, a group compared with itself, an unknown metric, or an
-    ``out`` that cannot be a folder.
+    an unknown ``--by`` key or ``--compare`` group, a group compared with itself, an unknown metric, an
+    ``out`` that cannot be a folder, or (``aggregate``) a bad references file or no run it covers; nothing is
+    written then.
     """
     if metric not in METRICS:
         raise UserError(f"metric {metric!r} is not one of {', '.join(METRICS)}", "use return or success")
@@ -145,6 +159,9 @@ def write_tables(
     out = Path(out)
     _check_out(out)
     _check_compare(compare)
+    checked = load_references(references) if aggregate else None
+    if aggregate:
+        check_out(out)
     runs = find_runs(folders)
     if not runs:
         raise UserError(
@@ -160,6 +177,7 @@ def write_tables(
         "compare": _compare(groups, compare, metric) if compare is not None else None,
         "provenance": provenance(runs),
     }
+    aggregated = aggregate_document(groups, checked, out) if checked is not None else None
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -169,4 +187,6 @@ def write_tables(
     write_text(out / "table.json", render_json(document))
     write_text(out / "table.md", render_markdown(document))
     plot_curves(groups, out / "curves.png", metric)
+    if aggregated is not None:
+        write_aggregate(aggregated, out)
     return out / "table.md"
