@@ -1,0 +1,123 @@
+"""``rlrun-track sync``: send to MLflow what a run could not send, or import a run trained without a logger.
+
+A run folder is all that is needed (nothing in it depends on the service): ``tracking-unsent.jsonl`` holds the
+operations a run kept while the service was down; a run without an MLflow run is imported from its
+``config.yaml`` and ``run.json`` (params, tags, status, final metrics), its TensorBoard scalars (``tb/``; else
+``eval.csv``'s evaluations) and its files. Syncing is idempotent: the MLflow run is found again (its id in
+run.json's ``tracking.mlflow``, or the ``run_dir`` tag of an imported run) and no metric is logged twice at a
+step.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from omegaconf import OmegaConf
+
+from rlrun.config.errors import UserError
+from rlrun.record.files import parse_eval_csv, read_json, write_json
+from rlrun.record.lock import claim
+from rlrun.track.base import flatten
+from rlrun.track.mlflow import DEFAULT_ARTIFACTS, UNSENT_NAME, read_unsent, replay
+from rlrun.track.mlflow_store import Store, check_uri, local_uri, outputs_folder
+from rlrun.track.session import run_artifacts
+
+log = logging.getLogger("rlrun")
+
+_RECORD_PARAMS = ("env", "env_id", "algo", "seed", "config_hash", "preset", "git")
+
+
+def tb_scalars(folder: Path) -> dict[int, dict[str, float]]:
+    """The scalars of a run's TensorBoard event files, by step (the last value written at a step wins)."""
+    if not folder.is_dir():
+        return {}
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(folder), size_guidance={"scalars": 0}, purge_orphaned_data=True).Reload()
+    by_step: dict[int, dict[str, float]] = defaultdict(dict)
+    for tag in events.Tags().get("scalars", []):
+        for event in events.Scalars(tag):
+            by_step[int(event.step)][tag] = float(event.value)
+    return dict(by_step)
+
+
+def eval_scalars(path: Path) -> dict[int, dict[str, float]]:
+    """``eval.csv``'s evaluations as ``eval/*`` metrics by step (for a run without ``tb/``)."""
+    if not path.is_file():
+        return {}
+    by_step: dict[int, dict[str, float]] = {}
+    for row in parse_eval_csv(path.read_text()):
+        values = {"eval/mean_reward": row.mean_return}
+        if row.success_rate is not None:
+            values["eval/success_rate"] = row.success_rate
+        by_step[row.timesteps] = values
+    return by_step
+
+
+def import_ops(run_dir: Path, data: dict[str, Any], config: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    """The operations that log a finished (or stopped) run into MLflow from its folder alone."""
+    status = data.get("status") if data.get("status") in ("completed", "failed", "interrupted") else "interrupted"
+    params = flatten(config)
+    params.update({key: data.get(key) for key in _RECORD_PARAMS})
+    params.update({f"versions.{key}": value for key, value in (data.get("versions") or {}).items()})
+    tags = {"run_dir": str(run_dir.absolute()), "status": status, "imported": "rlrun-track sync"}
+    ops: list[dict[str, Any]] = [
+        {"op": "start", "name": name, "tags": tags, "find": True},
+        {"op": "params", "params": params},
+    ]
+    scalars = tb_scalars(run_dir / "tb") or eval_scalars(run_dir / "eval.csv")
+    ops += [{"op": "metrics", "step": step, "metrics": scalars[step]} for step in sorted(scalars)]
+    final = data.get("final") or {}
+    finals = {f"final/{key}": final[key] for key in ("mean_return", "success_rate") if final.get(key) is not None}
+    if finals and not any("final/mean_return" in m for m in scalars.values()):
+        ops.append({"op": "metrics", "step": int(data.get("timesteps") or 0), "metrics": finals})
+    files = [p for p in run_artifacts(run_dir) if any(p.match(pattern) for pattern in DEFAULT_ARTIFACTS)]
+    ops.append({"op": "artifacts", "paths": [str(p.relative_to(run_dir)) for p in files]})
+    ops.append({"op": "end", "status": status})
+    return ops
+
+
+def sync_run(run_dir: Path, tracking_uri: str | None = None, experiment: str | None = None) -> tuple[str, int]:
+    """Send the run's unsent operations, or import it; its MLflow run id and how many operations are still
+    unsent. Holds the run folder's lock meanwhile (a run still writing there is refused)."""
+    data = read_json(run_dir / "run.json")
+    if data is None or not (run_dir / "config.yaml").is_file():
+        raise UserError(f"{run_dir} is not a run folder (no run.json or config.yaml)", "give a folder under outputs/")
+    config = OmegaConf.to_container(OmegaConf.load(run_dir / "config.yaml"), resolve=False)
+    assert isinstance(config, dict)
+    settings = (config.get("logger") or {}).get("mlflow") or {}
+    tracking = data.get("tracking") or {}
+    known = tracking.get("mlflow") or {}
+    check_uri(tracking_uri)
+    uri = (
+        tracking_uri or known.get("tracking_uri") or settings.get("tracking_uri") or local_uri(outputs_folder(run_dir))
+    )
+    experiment = experiment or known.get("experiment") or settings.get("experiment") or "rlrun"
+    with claim(run_dir):
+        unsent = read_unsent(run_dir / UNSENT_NAME)
+        run_id = known.get("run_id") if known.get("tracking_uri") == uri else None
+        if run_id:
+            later = [op for op in unsent if op["op"] != "start" or op.get("run_id")]  # the run exists
+            ops = [{"op": "start", "run_id": run_id}, *later] if later else []
+        elif any(op["op"] == "start" for op in unsent):
+            ops = unsent
+        else:
+            name = f"{data.get('env')}-{data.get('algo')}-seed{data.get('seed')}"
+            ops = import_ops(run_dir, data, {str(k): v for k, v in config.items()}, name)
+        if not ops:
+            return str(run_id), 0
+        store = Store(uri, experiment)
+        rest = replay(store, ops, run_dir)
+        (run_dir / UNSENT_NAME).unlink(missing_ok=True)
+        if rest:
+            with (run_dir / UNSENT_NAME).open("w") as file:
+                file.writelines(json.dumps(op, default=str) + "\n" for op in rest)
+        if store.run_id is not None:
+            mlflow_record = {"run_id": store.run_id, "tracking_uri": uri, "experiment": experiment}
+            data["tracking"] = {**tracking, "mlflow": mlflow_record, "unsent": len(rest)}
+            write_json(run_dir / "run.json", data)
+        return str(store.run_id), len(rest)
