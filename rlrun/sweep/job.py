@@ -31,6 +31,7 @@ from rlrun.record.files import WriteFailed
 from rlrun.record.lock import FolderInUse
 from rlrun.sweep import orphans
 from rlrun.sweep.plan import RERUN, RESUME, TRAIN
+from rlrun.track.files import GROUP_FILE
 
 log = logging.getLogger("rlrun")
 
@@ -159,6 +160,7 @@ def run_job(cfg: DictConfig, run_dir: Path, sweep_dir: Path, meta: dict[str, Any
         # the sweep's decision, taken in its own process; a job told to train whose folder already holds a
         # run is this launch's own earlier attempt, requeued by its scheduler (submitit), and continues it
         decision = os.environ.get(ACTION_VARIABLE)
+        meta = {**meta, "tracking_group": str(sweep_dir / GROUP_FILE)}  # the sweep's tracked run, if it has one
         with _stopped_with_the_sweep(sweep_dir):
             if decision == RESUME or (decision in (TRAIN, RERUN) and (run_dir / "run.json").is_file()):
                 final = training.resume(run_dir, cfg.progress_bar, meta)

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, suppress
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlrun.config.keys import override_value
 from rlrun.process import gc_pause
@@ -38,6 +38,9 @@ from rlrun.sweep import plan as sweep_plan
 from rlrun.sweep.job import ACTION_VARIABLE, STOP_FILE, SweepStopped, mark_sweeper_process
 from rlrun.sweep.plan import LAUNCHED, RERUN, RESUME, SKIP, TRAIN, Job
 from rlrun.sweep.record import Watcher, jobs_word, summary, sweep_json, write_sweep_json
+
+if TYPE_CHECKING:
+    from rlrun.track.group import Group
 
 # launch(list of each job's overrides, index of the first job) -> Hydra's JobReturns (not used: the
 # job folders are the record)
@@ -125,10 +128,12 @@ def run(
     batch_size: int | None,
     jobs_elsewhere: bool = False,
     on_stop: Callable[[], None] | None = None,
+    group: Group | None = None,
 ) -> int:
     """Run the sweep's jobs (already decided); the sweep's exit status. ``jobs_elsewhere``: the launcher
     runs them in other processes (every launcher but Hydra's basic one); ``on_stop``: called once when the
-    sweep is asked to stop, after the stop marker is written (cancels a scheduler's queued jobs)."""
+    sweep is asked to stop, after the stop marker is written (cancels a scheduler's queued jobs); ``group``: the
+    sweep's tracked run (:func:`tracking_group`), ended with the sweep's files once they are written."""
     started = now()
     gc_pause.resume()  # paused by the command line while the process started
     mark_sweeper_process()
@@ -173,7 +178,21 @@ def run(
         print(summary(sweep_dir, data, jobs), flush=True)
         print(f"sweep record: {path}", flush=True)
         _write_tables(sweep_dir)
+        if group is not None:
+            bad = launcher_failed or any(outcome.status not in ("completed", "skipped") for outcome in outcomes)
+            group.close("interrupted" if stopped else "failed" if bad else "completed")
     if stopped is not None:
         return 128 + int(stopped)
     bad = {"failed", "interrupted", "refused", "not_started"}
     return 1 if launcher_failed or any(outcome.status in bad for outcome in outcomes) else 0
+
+
+def tracking_group(jobs: list[Job], sweep_dir: Path) -> Group | None:
+    """The sweep's own tracked run, when its jobs log to a service (``logger=[..., mlflow]``): started now,
+    before any job, so the jobs are its children (a bad logger setting: exit 2 here)."""
+    logger = dict(jobs[0].config.get("logger") or {}) if jobs and jobs[0].config is not None else {}
+    if not set(logger) - {"tensorboard", "csv"}:
+        return None
+    from rlrun.track.group import Group  # SB3 and torch: imported by now (the sweep's checks)
+
+    return Group.open(logger, sweep_dir, sweep_dir.name, "sweep")

@@ -104,6 +104,7 @@ class RlrunSweeper(BasicSweeper):
             _claim(sweep_dir)
             for job in jobs:  # again, now that no other sweep writes here: one may have ended meanwhile
                 decide(job, self.stale_after_s)
+            group = sweeping.tracking_group(jobs, sweep_dir)  # a tracking service's sweep run, before any job
         info = {"command": command_line(), "launcher": self.config.hydra.runtime.choices.get("hydra/launcher")}
         launcher = self.launcher
         status = sweeping.run(
@@ -114,6 +115,7 @@ class RlrunSweeper(BasicSweeper):
             self.max_batch_size,
             jobs_elsewhere=not isinstance(launcher, BasicLauncher),
             on_stop=queued_job_canceller(self.config.hydra.launcher),
+            group=group,
         )
         if status:
             sys.exit(status)

@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from rlrun.track.base import RunInfo, Tracker
+from rlrun.track.files import UNSENT_NAME
 from rlrun.track.mlflow_store import Store, check_uri, local_uri, outputs_folder
 
 log = logging.getLogger("rlrun")
 
-UNSENT_NAME = "tracking-unsent.jsonl"  # in the run folder: one operation per line, sent by rlrun-track sync
 DEFAULT_ARTIFACTS = ("config.yaml", "run.json", "eval.csv", "model.zip", "*.mp4", "*.gif", "videos/*")
 _QUEUE = 10_000  # operations waiting for the thread; beyond that they go straight to the unsent file
 _RETRY = {"op": "retry"}  # not an operation of the run: asks the thread to send the unsent file again

@@ -21,6 +21,7 @@ from stable_baselines3.common.logger import KVWriter, Logger
 from rlrun.build.trackers import make_trackers
 from rlrun.record.run_record import RunRecord
 from rlrun.track.base import RunInfo, Tracker
+from rlrun.track.files import GROUP_VARIABLE
 
 log = logging.getLogger("rlrun")
 
@@ -32,11 +33,6 @@ SYNC_COMMAND = "rlrun-track sync"
 
 # The loggers of a config without a ``logger`` node (a run recorded before the logger group): TensorBoard's
 DEFAULT_LOGGER = {"tensorboard": {"_target_": "rlrun.track.tensorboard.TensorBoard", "_partial_": True}}
-
-# A sweep's (or study's) tracking record, in its folder: what start_group returned, per logger
-GROUP_FILE = "tracking.json"
-# Names that file for a run started as a process of its own (an rlrun-tune trial's seeds)
-GROUP_VARIABLE = "RLRUN_TRACKING_GROUP"
 
 
 def run_artifacts(run_dir: Path) -> list[Path]:

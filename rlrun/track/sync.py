@@ -22,7 +22,8 @@ from rlrun.config.errors import UserError
 from rlrun.record.files import parse_eval_csv, read_json, write_json
 from rlrun.record.lock import claim
 from rlrun.track.base import flatten
-from rlrun.track.mlflow import DEFAULT_ARTIFACTS, UNSENT_NAME, read_unsent, replay
+from rlrun.track.files import UNSENT_NAME
+from rlrun.track.mlflow import DEFAULT_ARTIFACTS, read_unsent, replay
 from rlrun.track.mlflow_store import Store, check_uri, local_uri, outputs_folder
 from rlrun.track.session import run_artifacts
 
