@@ -44,11 +44,30 @@ def eval_seed(seed: int) -> int:
     return int(np.random.SeedSequence([seed, 1]).generate_state(1)[0])
 
 
+# The smallest image side SB3's NatureCNN (CnnPolicy's features extractor) takes: its convolutions are 8 (stride 4),
+# 4 (stride 2) and 3 (stride 1); 36 is the least size that leaves them at least one output (MiniGrid's is 7).
+NATURE_CNN_MIN = 36
+
+
+def image_too_small(observation_space: spaces.Space) -> bool:
+    """Whether ``observation_space`` is an image (SB3's test) with a side shorter than :data:`NATURE_CNN_MIN`."""
+    if not is_image_space(observation_space, check_channels=False):
+        return False
+    shape = observation_space.shape
+    assert shape is not None  # an image space has one
+    sides = shape[1:] if shape[0] < min(shape[1:]) else shape[:2]  # channels first, as VecTransposeImage makes it
+    return min(sides) < NATURE_CNN_MIN
+
+
 def default_policy(observation_space: spaces.Space) -> str:
-    """SB3's policy for an observation space: Dict -> MultiInputPolicy, image -> CnnPolicy, else Mlp."""
+    """SB3's policy for an observation space: Dict -> MultiInputPolicy, image -> CnnPolicy, else Mlp.
+
+    An image smaller than NatureCNN takes (:func:`image_too_small`, e.g. MiniGrid's 7x7x3) gets MlpPolicy: training
+    says so in a one-line note (:func:`rlrun.checks.rules.small_image_note`).
+    """
     if isinstance(observation_space, spaces.Dict):
         return "MultiInputPolicy"
-    if is_image_space(observation_space, check_channels=False):
+    if is_image_space(observation_space, check_channels=False) and not image_too_small(observation_space):
         return "CnnPolicy"
     return "MlpPolicy"
 
@@ -103,7 +122,7 @@ def _gym_make(env_id: str, max_episode_steps: int | None, render_mode: str | Non
     except Exception as error:  # whatever the env's constructor raises: for its arguments, or a library's failure
         reason = f"{type(error).__name__}: {error}"
         at, fix = env_making.failure_fix(error, env_id)
-        if kwargs and isinstance(error, TypeError):
+        if kwargs:
             raise UserError(
                 f"env.id={env_id!r} rejected env.kwargs={kwargs}: {reason}{at}",
                 "check env.kwargs against the env's constructor (`rlrun-envs --all` shows its entry point)",

@@ -1,12 +1,18 @@
 """The env checks of ``rlrun-check``: each builds the env as ``rlrun`` would and returns one :class:`Result`.
 
-Gymnasium's and SB3's env checkers, seeded determinism, a pickle round trip mid-episode, the goal-env
-reward contract HER relies on, and a random-action rollout free of NaN and inf. An env that raises is
-the caller's business (:mod:`rlrun.cli.check` turns it into that check's FAIL).
+Gymnasium's and SB3's env checkers on the env as it trains (after the family's and the user's wrappers; the raw
+env's own problems are reported apart, for information), its render modes, seeded determinism, a pickle round
+trip mid-episode, the goal-env reward contract HER relies on, and a random-action rollout free of NaN and inf.
+An env that raises is the caller's business (:mod:`rlrun.cli.check` turns it into that check's FAIL).
+
+No check opens a window: Gymnasium's checker runs without its render checks, which :func:`render_modes` does
+itself, mode by mode, leaving out ``human`` where no display is available (MuJoCo's window would abort the
+process) and reporting a mode that fails to render as information: training never renders.
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import os
@@ -20,18 +26,68 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.utils import EzPickle
 from gymnasium.utils.env_checker import check_env as gym_check_env
+from gymnasium.utils.passive_env_checker import env_render_passive_checker
 from omegaconf import DictConfig
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 from rlrun.build import envs as build
+from rlrun.build.env_making import failure_fix
 from rlrun.checks import rules as validate
+from rlrun.process.headless import display_available
 
-PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
-CHECKERS = {"Gymnasium check_env": gym_check_env, "SB3 check_env": sb3_check_env}
-# Gymnasium's check_env renders every listed mode, human included: never open a real window.
+PASS, FAIL, SKIP, INFO = "PASS", "FAIL", "SKIP", "INFO"  # INFO: reported, never a failure
+# Both checkers without their render checks (SB3's skips them by default): render_modes does them headless.
+CHECKERS: dict[str, Callable[..., None]] = {
+    "Gymnasium check_env": functools.partial(gym_check_env, skip_render_check=True, skip_close_check=True),
+    "SB3 check_env": lambda env: check_with_sb3(env),
+}
+# Gymnasium's note that it was given a wrapped env: rlrun checks the env as it trains, on purpose.
+WRAPPED_NOTE = "is different from the unwrapped version"
+# pygame renders into no window and plays no sound, whatever the mode.
 HEADLESS = {"SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy", "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
+EZPICKLE = (
+    "round trip only: the env pickles by its constructor arguments (Gymnasium's EzPickle, as MuJoCo's envs do)",
+    [
+        "an unpickled copy is a new env, not the episode in progress: resume= from a snapshot does not continue "
+        "such an env's episodes bit-identically"
+    ],
+)
 Step = tuple[str, Any, Any, Any, Any, Any]  # (where, observation, reward, terminated, truncated, info)
+
+
+class SB3View(gym.Wrapper):
+    """The env as it trains, seen as SB3's VecEnv sees it, for SB3's checker: ``compute_reward`` is reached
+    through the wrappers (``get_wrapper_attr``, as HER does; the checker calls ``env.compute_reward``, which
+    Gymnasium's wrappers no longer forward), and a numpy scalar reward is a float (the VecEnv's buffer casts it;
+    the checker asserts a Python float, which Gymnasium-Robotics' envs do not return). What it changed is noted."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self.noted: list[str] = []
+
+    def step(self, action: Any) -> Any:
+        """The env's step, with a numpy scalar reward as a float (noted once)."""
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if isinstance(reward, np.generic) and not self.noted:
+            self.noted.append(
+                f"step() returns its reward as numpy.{type(reward).__name__}, not a Python float: SB3's VecEnv "
+                "casts it, so training is unaffected (the checker was given float(reward))"
+            )
+        return obs, float(reward) if isinstance(reward, np.generic) else reward, terminated, truncated, info
+
+    def compute_reward(self, achieved_goal: Any, desired_goal: Any, info: Any) -> Any:
+        """The wrapped env's ``compute_reward``, wherever it is in the stack."""
+        return self.env.get_wrapper_attr("compute_reward")(achieved_goal, desired_goal, info)
+
+
+def check_with_sb3(env: gym.Env) -> None:
+    """SB3's checker on :class:`SB3View` of ``env``; what the view changed is warned, so it is noted."""
+    view = SB3View(env)
+    sb3_check_env(view)
+    for note in view.noted:
+        warnings.warn(note, stacklevel=2)
 
 
 @dataclass
@@ -65,20 +121,74 @@ def environment(values: dict[str, str]) -> Iterator[None]:
 
 
 def run_checker(name: str, checker: Callable[..., None], env: gym.Env) -> Result:
-    """Run an env checker on ``env.unwrapped``: its warnings and printed lines become notes under PASS."""
-    detail, printed = "", io.StringIO()
+    """Run an env checker on ``env`` (the env as it trains): its warnings and printed lines become notes under
+    PASS; what it raises is the caller's FAIL."""
+    printed = io.StringIO()
     with environment(HEADLESS), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with redirect_stdout(printed):
-            try:
-                checker(env.unwrapped)
-            except gym.error.DependencyNotInstalled as error:  # e.g. pygame, for the render modes
-                checker(env.unwrapped, skip_render_check=True)
-                detail = f"render check skipped: {error}"
-    notes = list(dict.fromkeys(re.sub(r"\x1b\[[0-9;]*m|WARN: ", "", str(w.message)) for w in caught))
+            checker(env)
+    notes = [note for note in _warned(caught) if WRAPPED_NOTE not in note]
     warned = f"{len(notes)} warning(s)" if notes else ""
     notes += [" ".join(printed.getvalue().split())] if printed.getvalue().strip() else []
-    return Result(name, PASS, "; ".join(filter(None, [detail, warned])), notes)
+    return Result(name, PASS, warned, notes)
+
+
+def _warned(caught: list[warnings.WarningMessage]) -> list[str]:
+    return list(dict.fromkeys(re.sub(r"\x1b\[[0-9;]*m|WARN: ", "", str(w.message)) for w in caught))
+
+
+def render_modes(cfg: DictConfig, modes: list[str]) -> tuple[str, list[str]]:
+    """Gymnasium's render and close checks, headless: each of ``modes`` (the env's ``metadata["render_modes"]``)
+    rendered once after a reset, but never ``human`` without a display; then ``close`` twice. Returns a detail and
+    notes: a mode that fails is information, since training never renders."""
+    done: list[str] = []
+    notes: list[str] = []
+    skipped: list[str] = []
+    for mode in modes:
+        if mode == "human" and not display_available():
+            skipped.append("human not rendered: no display here (DISPLAY and WAYLAND_DISPLAY are unset)")
+            continue
+        try:
+            with environment(HEADLESS), warnings.catch_warnings(), closing(build.make_env(cfg, mode)) as env:
+                warnings.simplefilter("ignore")
+                env.reset(seed=cfg.seed)
+                env_render_passive_checker(env)
+            done.append(mode)
+        except gym.error.DependencyNotInstalled as error:  # e.g. pygame, for the render modes
+            skipped.append(f"render check skipped: {error}")
+        except Exception as error:
+            at, _ = failure_fix(error, cfg.env.id)
+            notes.append(
+                f"for information: render_mode={mode} failed ({type(error).__name__}: {error}{at}); training and "
+                "evaluation never render, videos and sim=N with it would fail"
+            )
+    env = build.make_env(cfg)
+    env.close()
+    try:
+        env.close()
+    except Exception as error:
+        notes.append(f"calling env.close() on a closed env should be allowed, but it raised {error!r}")
+    rendered = f"rendered {', '.join(done)}" if done else ""
+    return "; ".join(filter(None, [rendered, *skipped])), notes
+
+
+def raw_env_problems(env: gym.Env, reported: list[Result]) -> Result | None:
+    """The checkers on the raw env (``env.unwrapped``, before any wrapper), for information: what the wrappers
+    hide (MiniGrid's text ``mission``, which an observation wrapper removes) is no failure of the env that
+    trains. None when they find nothing beyond the notes already ``reported``."""
+    known = {note for result in reported for note in [result.detail, *result.notes]}
+    notes: list[str] = []
+    for name, checker in CHECKERS.items():
+        try:
+            result = run_checker(name, checker, env.unwrapped)
+        except Exception as error:
+            notes.append(f"{name}: {type(error).__name__}: {' '.join(str(error).split())}")
+            continue
+        notes += [f"{name}: {note}" for note in result.notes if note not in known]
+    if not notes:
+        return None
+    return Result("the raw env, before the wrappers", INFO, "for information (the wrapped env is checked above)", notes)
 
 
 def _actions(space: gym.Space, n: int, seed: int) -> list[Any]:
@@ -146,6 +256,8 @@ def pickling(cfg: DictConfig, steps: int, compare: bool) -> Result:
             fix = "keep only picklable state on the env (no open files, locks or lambdas)"
             return fail(name, f"round trip after {before} steps: {type(error).__name__}: {error}", fix)
         with closing(clone):
+            if isinstance(env.unwrapped, EzPickle):
+                return Result(name, INFO, *EZPICKLE)
             if not compare:
                 return Result(name, PASS, "round trip only (not compared: the env is not deterministic)")
             rest = actions[before:]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from contextlib import closing
 from typing import TypeVar
 
 from omegaconf import DictConfig
@@ -19,10 +20,12 @@ from rlrun.build import batched
 from rlrun.build import envs as build
 from rlrun.checks import constructor, rules
 from rlrun.checks.rules import EnvFacts, raise_if
+from rlrun.config.errors import UserError
 
 log = logging.getLogger("rlrun")
 
 Model = TypeVar("Model", bound=BaseAlgorithm)
+Envs = TypeVar("Envs")
 
 
 def config_checks(cfg: DictConfig) -> type[BaseAlgorithm]:
@@ -38,9 +41,30 @@ def config_checks(cfg: DictConfig) -> type[BaseAlgorithm]:
 
 
 def fit_checks(cfg: DictConfig, env: EnvFacts, algo_cls: type[BaseAlgorithm]) -> str:
-    """Whether the algorithm fits the envs (after the wrappers); returns the policy for their observations."""
+    """Whether the algorithm fits the envs (after the wrappers); returns the policy for their observations (and
+    logs the note when images too small for a CNN get MlpPolicy)."""
     raise_if(rules.fit_problems(cfg, env, algo_cls, build.uses_her(cfg)))
+    if note := rules.small_image_note(cfg, env.observation_space):
+        log.info("%s", note)
     return build.policy_for(cfg, env.observation_space)
+
+
+def built_envs(cfg: DictConfig, make: Callable[[], Envs]) -> Envs:
+    """``make()``'s vectorised envs. Observations SB3 cannot take (a Text subspace, such as MiniGrid's
+    ``mission``) already fail while the envs are vectorised (SB3's vec env allocates a buffer per key): then one
+    env copy, made as training makes it, names the subspace and the wrapper that removes it (exit 2)."""
+    try:
+        return make()
+    except UserError:
+        raise
+    except Exception as error:
+        try:
+            with closing(build.make_env(cfg)) as probe:
+                problems = rules.observation_problems(cfg.env.id, probe.observation_space)
+        except Exception:  # the copy fails too: the first error says more
+            problems = []
+        raise_if(problems)
+        raise error
 
 
 def built_model(cfg: DictConfig, make: Callable[[], Model]) -> Model:

@@ -24,7 +24,8 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
 from stable_baselines3.common.vec_env import VecEnv
 
-from rlrun.build.envs import default_policy, policy_alias
+from rlrun.build import env_making
+from rlrun.build.envs import NATURE_CNN_MIN, default_policy, image_too_small, policy_alias
 from rlrun.config.errors import Problem, UserError
 
 _ANY_ACTION = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
@@ -262,7 +263,87 @@ def fit_problems(cfg: DictConfig, env: Any, algo_cls: type[BaseAlgorithm], uses_
                 "flatten the observations (e.g. wrappers=[flatten]), or use another algo",
             )
         )
-    return problems
+    return problems + observation_problems(env_id, env.observation_space) + small_image_problems(cfg, env)
+
+
+# The observation spaces SB3's policies read (and a Dict of them); a Text, Sequence, Graph or Tuple they cannot.
+SB3_OBSERVATIONS = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
+MINIGRID_FIX = (
+    "add wrappers=[minigrid_image] (MiniGrid's ImgObsWrapper: the image alone) or wrappers=[minigrid_flat] "
+    "(FlatObsWrapper: image and mission in one vector)"
+)
+
+
+def _unreadable(space: spaces.Space, where: str = "observation") -> list[tuple[str, str]]:
+    """(key path, what it is) of each part of ``space`` SB3 cannot take: a Text, Sequence, Graph, Tuple or other
+    space, or a Dict inside a Dict."""
+    if isinstance(space, SB3_OBSERVATIONS):
+        return []
+    if not isinstance(space, spaces.Dict):
+        text = " of text" if isinstance(space, spaces.Text) or "Mission" in type(space).__name__ else ""
+        return [(where, f"a {type(space).__name__} space{text}")]
+    found = []
+    for key, subspace in space.spaces.items():
+        path = f"{where}[{key!r}]"
+        found += (
+            [(path, "a Dict inside the Dict")] if isinstance(subspace, spaces.Dict) else _unreadable(subspace, path)
+        )
+    return found
+
+
+def observation_problems(env_id: str, space: spaces.Space) -> list[Problem]:
+    """Observations SB3 cannot take (it fails deep in its vec env or policy), named by key path, with the wrapper
+    that removes them: MiniGrid's observation wrappers for MiniGrid, else a wrapper that drops or flattens the key."""
+    found = _unreadable(space)
+    if not found:
+        return []
+    parts = "; ".join(f"{path} is {what}" for path, what in found)
+    problem = f"SB3 cannot take the observations of {env_id}: {parts}"
+    if env_making.registering_module(env_id) == "minigrid":
+        return [(problem, MINIGRID_FIX)]
+    if not isinstance(space, spaces.Dict):
+        return [(problem, "add an observation wrapper of your own that turns it into a Box (a wrappers/ config)")]
+    keys = [path.split("'")[1] for path, _ in found]
+    kept = [key for key in space.spaces if key not in keys]
+    nested_only = all(what.startswith("a Dict") for _, what in found)
+    flatten = "add wrappers=[flatten] (FlattenObservation: one vector), or " if nested_only else ""
+    return [
+        (
+            problem,
+            f"{flatten}drop {', '.join(keys)} with Gymnasium's FilterObservation: a conf/wrappers/<name>.yaml with "
+            f"_target_: gymnasium.wrappers.FilterObservation, _partial_: true, filter_keys: [{', '.join(kept)}], "
+            "then wrappers=[<name>]",
+        )
+    ]
+
+
+def small_image_problems(cfg: DictConfig, env: EnvFacts) -> list[Problem]:
+    """``algo.policy=CnnPolicy`` set on images smaller than its NatureCNN takes (SB3 fails on the kernel size)."""
+    policy = cfg.algo.get("policy")
+    if not policy or "Cnn" not in policy or not image_too_small(env.observation_space):
+        return []
+    return [
+        (
+            f"algo.policy={policy} cannot read the {_shape(env.observation_space)} images of {cfg.env.id}: "
+            f"SB3's NatureCNN needs at least {NATURE_CNN_MIN}x{NATURE_CNN_MIN}",
+            "use algo.policy=MlpPolicy (or null: chosen for small images), or a features extractor of your own "
+            "(algo.policy_kwargs.features_extractor_class)",
+        )
+    ]
+
+
+def small_image_note(cfg: DictConfig, space: spaces.Space) -> str | None:
+    """The one-line note for an automatic MlpPolicy on images too small for NatureCNN; None otherwise."""
+    if cfg.algo.get("policy") or not image_too_small(space):
+        return None
+    return (
+        f"note: the {_shape(space)} image observations of {cfg.env.id} are smaller than the "
+        f"{NATURE_CNN_MIN}x{NATURE_CNN_MIN} SB3's NatureCNN takes: MlpPolicy chosen"
+    )
+
+
+def _shape(space: spaces.Space) -> str:
+    return "x".join(str(side) for side in space.shape or ())
 
 
 def rollout_size(cfg: DictConfig, algo_cls: type[BaseAlgorithm]) -> int | None:

@@ -25,14 +25,15 @@ from omegaconf import DictConfig
 
 from rlrun.build import batched
 from rlrun.build import envs as build
+from rlrun.build.env_making import failure_fix, installed_package
 from rlrun.checks import batched as batched_checks
 from rlrun.checks import constructor as constructor_checks
 from rlrun.checks import env as env_checks
 from rlrun.checks import rules as validate
-from rlrun.checks.env import CHECKERS, FAIL, PASS, SKIP, Result
+from rlrun.checks.env import CHECKERS, FAIL, INFO, PASS, SKIP, Result
 from rlrun.cli import overrides as override_checks
 from rlrun.config import store
-from rlrun.config.errors import Problem, UserError, report_user_errors
+from rlrun.config.errors import Problem, UserError, innermost_outside, report_user_errors
 from rlrun.config.keys import override_key
 from rlrun.process import bootstrap
 
@@ -40,6 +41,7 @@ from rlrun.process import bootstrap
 store.register()
 
 SIM_RENDER_MODES = ("ansi", "human")
+CHECKER_PACKAGES = ("gymnasium", "stable_baselines3")  # where the env checkers assert
 WIDTH = 100  # notes under a check line are wrapped to this width
 
 
@@ -66,11 +68,10 @@ def algo_checks(cfg: DictConfig, env: gym.Env) -> list[Result]:
     if not arguments and not fit:  # SB3 would also reject a pair that does not fit: reported once, above
         arguments = constructor_checks.construction_problems(cfg)
     budget = validate.budget_problems(cfg, algo_cls), validate.budget_warnings(cfg, algo_cls)
-    return [
-        _problems(f"{name} arguments", arguments),
-        _problems(f"{name} fits {cfg.env.id}", fit),
-        _problems("hyperparameters", *budget),
-    ]
+    fits = _problems(f"{name} fits {cfg.env.id}", fit)
+    if fits.status == PASS and (note := validate.small_image_note(cfg, env.observation_space)):
+        fits.notes.append(note)  # MlpPolicy for images too small for a CNN, as training logs it
+    return [_problems(f"{name} arguments", arguments), fits, _problems("hyperparameters", *budget)]
 
 
 def _guarded(name: str, check: Callable[..., Result | list[Result]], *args: Any) -> list[Result]:
@@ -80,8 +81,17 @@ def _guarded(name: str, check: Callable[..., Result | list[Result]], *args: Any)
     except UserError:
         raise
     except Exception as error:
-        return [env_checks.fail(name, f"{type(error).__name__}: {error}")]
+        at, fix = failure_fix(error, cfg_id(args))
+        where = innermost_outside(error.__traceback__) or ""
+        if isinstance(error, AssertionError) and installed_package(where) in CHECKER_PACKAGES:
+            at = ""  # a checker's own verdict (Gymnasium's or SB3's assertion): its message is the reason
+        return [env_checks.fail(name, f"{type(error).__name__}: {error}{at}", fix if at else None)]
     return result if isinstance(result, list) else [result]
+
+
+def cfg_id(args: tuple[Any, ...]) -> str:
+    """The env id of the config among a check's arguments (for the fix of a failure inside the env)."""
+    return next((str(arg.env.id) for arg in args if isinstance(arg, DictConfig)), "")
 
 
 def run_checks(cfg: DictConfig, with_algo: bool) -> list[Result]:
@@ -91,9 +101,14 @@ def run_checks(cfg: DictConfig, with_algo: bool) -> list[Result]:
         raise UserError(f"steps={cfg.steps} must be positive", "set steps to 1 or more (default 1000)")
     steps = cfg.steps
     with closing(build.make_env(cfg)) as probe:  # a bad id or a wrapper that cannot apply stops here
+        validate.raise_if(validate.observation_problems(cfg.env.id, probe.observation_space))  # SB3 cannot train
         results: list[Result] = []
         for name, checker in CHECKERS.items():
             results += _guarded(name, env_checks.run_checker, name, checker, probe)
+        rendered = _guarded("render modes", _render_modes, cfg, probe)
+        results[0].detail = "; ".join(filter(None, [rendered[0].detail, results[0].detail]))
+        results[0].notes += rendered[0].notes
+        raw = env_checks.raw_env_problems(probe, results) if _wrapped(cfg) else None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the checkers above already reported what the env warns about
             results += (seeded := _guarded("seeded determinism", env_checks.determinism, cfg, steps))
@@ -106,7 +121,17 @@ def run_checks(cfg: DictConfig, with_algo: bool) -> list[Result]:
             results += _guarded("random rollout", env_checks.rollout, cfg, steps)
             if cfg.env.vectorization == "native":  # the batched training envs against the gym ones
                 results += _guarded(batched_checks.NAME, batched_checks.agreement, cfg, steps)
-    return results
+    return results + ([raw] if raw else [])
+
+
+def _render_modes(cfg: DictConfig, probe: gym.Env) -> Result:
+    """Gymnasium's render checks, done headless (:func:`rlrun.checks.env.render_modes`), as one line's detail."""
+    return Result("render modes", PASS, *env_checks.render_modes(cfg, list(probe.metadata.get("render_modes", []))))
+
+
+def _wrapped(cfg: DictConfig) -> bool:
+    """Whether the env trains under wrappers (the family's ``env.wrappers`` or the user's ``wrappers``)."""
+    return bool(cfg.wrappers) or bool(cfg.env.get("wrappers"))
 
 
 def _wrap(text: str, indent: int, more: int) -> str:
@@ -119,9 +144,10 @@ def report(results: list[Result]) -> str:
     for r in results:
         lines.append(_wrap(f"{r.status}  {r.name}" + (f": {r.detail}" if r.detail else ""), 0, 6))
         lines += [_wrap(note, 6, 8) for note in r.notes]
-    counts = {s: sum(r.status == s for r in results) for s in (PASS, FAIL, SKIP)}
+    counts = {s: sum(r.status == s for r in results) for s in (PASS, FAIL, SKIP, INFO)}
     skipped = f", {counts[SKIP]} skipped" if counts[SKIP] else ""
-    return "\n".join([*lines, f"{counts[PASS]} passed, {counts[FAIL]} failed{skipped}"])
+    info = f", {counts[INFO]} for information" if counts[INFO] else ""
+    return "\n".join([*lines, f"{counts[PASS]} passed, {counts[FAIL]} failed{skipped}{info}"])
 
 
 def simulate(cfg: DictConfig) -> None:

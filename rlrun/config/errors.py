@@ -1,15 +1,22 @@
 """User mistakes: one message that names the problem and the fix, exit status 2, no traceback.
 
 Every rlrun command wraps its body in :func:`report_user_errors`, so this is the one place that
-decides how a mistake is shown. ``HYDRA_FULL_ERROR=1`` re-raises with the full traceback.
+decides how a mistake is shown. ``HYDRA_FULL_ERROR=1`` re-raises with the full traceback (with the exception it
+was raised from, where one caused it). :func:`innermost_outside` names where a failure from other code (an env, a
+library, SB3) started, so a message can point at that line without a traceback.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+
+RLRUN_DIR = Path(__file__).resolve().parents[1]  # the runner's own code; rlrun.envs lives outside it (envs/)
 
 USER_ERROR_STATUS = 2
 Problem = tuple[str, str]  # (what is wrong, how to fix it): what each check of rlrun.checks.rules returns
@@ -39,3 +46,20 @@ def report_user_errors(prog: str = "rlrun") -> Iterator[None]:
             raise
         print(f"{prog}: error: {error}", file=sys.stderr)
         sys.exit(error.status)
+
+
+def innermost_outside(tb: TracebackType | None) -> str | None:
+    """``file:line`` of the innermost frame of ``tb`` that is not rlrun's own code (the runner's, not
+    ``rlrun.envs``): where an env, a library or SB3 raised. None when every frame is rlrun's."""
+    found = None
+    for frame in traceback.extract_tb(tb):
+        path = Path(frame.filename).resolve()
+        if not path.is_relative_to(RLRUN_DIR):
+            found = f"{frame.filename}:{frame.lineno}"
+    return found
+
+
+def raised_at(error: BaseException) -> str:
+    """`` (raised at file:line)`` for :func:`innermost_outside` of ``error``, or nothing."""
+    where = innermost_outside(error.__traceback__)
+    return f" (raised at {where})" if where else ""
