@@ -74,6 +74,16 @@ def test_statistics_of_a_tiny_set_by_hand() -> None:
     assert got["optimality_gap"] == pytest.approx(0.5125, abs=1e-12)
 
 
+def test_statistics_with_unequal_runs_per_task_by_hand() -> None:
+    tasks = [np.array([0.0, 0.0, 0.9]), np.array([0.6])]
+    # task means 0.3 and 0.6: mean = median = 0.45 (the pooled mean, 0.375, would weigh the first task more)
+    # pooled sorted 0 0 0.6 0.9: IQM = mean(0, 0.6) = 0.3; optimality gap = (1 + 1 + 0.1 + 0.4) / 4 = 0.625
+    got = estimate(tasks)
+    expected = {"iqm": 0.3, "median": 0.45, "mean": 0.45, "optimality_gap": 0.625}
+    assert {name: float(value) for name, value in got.items()} == pytest.approx(expected, abs=1e-12)
+    assert expected == pytest.approx(plain_statistics([list(task) for task in tasks]), abs=1e-12)
+
+
 def test_statistics_and_intervals_match_an_independent_computation() -> None:
     rng = np.random.default_rng(7)
     tasks = [rng.normal(centre, 0.3, size=8) for centre in (0.2, 0.9, 1.3)]
@@ -258,3 +268,40 @@ def test_real_sweeps_on_two_envs_aggregate(
         assert row[f"{statistic}_low"] <= row[statistic] <= row[f"{statistic}_high"], statistic
     for name in FILES:
         assert (tmp_path / "x" / name).stat().st_size > 0
+
+
+# --- the references file and the command that writes it ----------------------------------------------------
+
+
+def _tool(*argv: str) -> None:
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "tools/references.py", *argv], check=True, capture_output=True, timeout=120)
+
+
+def test_the_shipped_file_is_what_its_command_writes_and_random_scores_are_rewritten(tmp_path: Path) -> None:
+    import gymnasium as gym
+
+    copy = tmp_path / "references.yaml"
+    copy.write_bytes(shipped_references().read_bytes())
+    _tool("--references", str(copy))  # nothing measured or read: the same file, byte for byte
+    assert copy.read_bytes() == shipped_references().read_bytes()
+
+    _tool("--references", str(copy), "--random", "CartPole-v1", "--episodes", "3")
+    env, returns = gym.make("CartPole-v1"), []
+    for episode in range(3):  # uniform random actions, episode i seeded i
+        env.reset(seed=episode)
+        env.action_space.seed(episode)
+        total, done = 0.0, False
+        while not done:
+            _, reward, terminated, truncated, _ = env.step(env.action_space.sample())
+            total, done = total + float(reward), terminated or truncated
+        returns.append(total)
+    before, after = yaml.safe_load(shipped_references().read_text()), yaml.safe_load(copy.read_text())
+    assert after["CartPole-v1"]["random"] == round(float(np.mean(returns)), 4)
+    assert after["CartPole-v1"]["algos"] == before["CartPole-v1"]["algos"]
+    assert {k: v for k, v in after.items() if k != "CartPole-v1"} == {
+        k: v for k, v in before.items() if k != "CartPole-v1"
+    }
+    assert copy.read_text().startswith("# References for `rlrun-table --aggregate`")
