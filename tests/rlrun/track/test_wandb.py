@@ -20,8 +20,10 @@ from typing import Any
 
 import pytest
 
+from rlrun.build.trackers import make_trackers
 from rlrun.config.errors import UserError
 from rlrun.track.wandb import WandbTracker, resolved_mode, run_folders
+from tests.rlrun.helpers import compose_config
 
 REPO = Path(__file__).resolve().parents[3]
 WANDB = Path(sys.executable).parent / "wandb"
@@ -264,6 +266,14 @@ def test_a_bad_setting_is_refused_before_training(tmp_path: Path, env: dict) -> 
     result = rlrun(tmp_path, env, "hydra.run.dir=run", "logger.wandb.mode=sometimes")
     assert result.returncode == 2 and "logger.wandb.mode" in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "run" / "wandb").exists()
+
+
+def test_the_config_file_builds_the_tracker_with_the_class_defaults() -> None:
+    """conf/logger/wandb.yaml and the class agree: its keys are the constructor's, with the same defaults."""
+    trackers = make_trackers(compose_config("logger=[tensorboard,wandb]").logger)
+    assert [tracker.name for tracker in trackers] == ["tensorboard", "wandb"]
+    trackers[1].check()
+    assert vars(trackers[1]) == vars(WandbTracker())
 
 
 @pytest.mark.parametrize(
