@@ -72,7 +72,7 @@ HEADER = """\
 # References for `rlrun-table --aggregate` (DESIGN.md "Tables"): per Gymnasium env id, the mean return of a random
 # policy (0 after normalising) and RL Zoo's published figures (1 after normalising). Written whole by
 # `python tools/references.py` (see its docstring); edit ENVS there, not this file, or pass your own file with
-# `--references FILE` (same layout; `algos` and `zoo` may be left out).
+# `--references FILE` (same layout; `algos` and `zoo` may be left out). Not a Hydra config: rlrun-table reads it.
 # A run is normalised with the figure of its own algorithm (run.json's `algo`) when `algos` has one, else with the
 # env's `reference`: the best of the Zoo's figures for that env.
 # Zoo figures: {repository} benchmark.md, rows last regenerated in {rows},
