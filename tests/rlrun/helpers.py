@@ -22,6 +22,18 @@ COMPATIBLE = {
     "pendulum": ["ppo", "a2c", "sac", "td3"],
 }
 PAIRS = [(env, algo) for env, algos in COMPATIBLE.items() for algo in algos]
+# sb3-contrib's algorithms, each on envs that fit it (kept apart from PAIRS: every test of those would run them)
+CONTRIB_PAIRS = [
+    ("cartpole", "trpo"),
+    ("pendulum", "trpo"),
+    ("cartpole", "qrdqn"),
+    ("cartpole", "ars"),
+    ("cartpole", "recurrent_ppo"),
+    ("pointgoal", "recurrent_ppo"),  # Dict observations: MultiInputLstmPolicy
+    ("pendulum", "tqc"),
+    ("pendulum", "crossq"),
+    ("pointgoal", "her_tqc"),
+]
 # Envs of tests/rlrun/broken_envs.py by module form (gym.make imports the module): env=gym plus this override.
 BROKEN = "env.id=tests.rlrun.broken_envs:broken/{}-v0"
 

@@ -15,13 +15,13 @@ from tests.rlrun.kill_during_snapshot import config
 from tests.rlrun.run.test_resume import eval_rows, kill_child, parameters, resume_in_fresh_process, status
 
 STEPS = 256  # tiny: snapshots every 64 steps, evaluations every 32
-CONTRIB = {
-    "tqc": ["env=pendulum", "algo=tqc"],
-    "crossq": ["env=pendulum", "algo=crossq"],
-    "trpo": ["env=pendulum", "algo=trpo", "env.n_envs=2"],
-    "qrdqn": ["env=cartpole", "algo=qrdqn"],
-    "ars": ["env=cartpole", "algo=ars", "env.n_envs=2"],
-    "recurrent_ppo": ["env=cartpole", "algo=recurrent_ppo", "env.n_envs=2"],
+CONTRIB = {  # sb3-contrib's defaults (~tuned: not the Zoo's presets), shrunk by tests.rlrun.helpers.shrink
+    "tqc": ["env=pendulum", "algo=tqc", "~tuned"],
+    "crossq": ["env=pendulum", "algo=crossq", "~tuned"],
+    "trpo": ["env=pendulum", "algo=trpo", "env.n_envs=2", "~tuned"],
+    "qrdqn": ["env=cartpole", "algo=qrdqn", "~tuned"],
+    "ars": ["env=cartpole", "algo=ars", "env.n_envs=2", "~tuned"],
+    "recurrent_ppo": ["env=cartpole", "algo=recurrent_ppo", "env.n_envs=2", "~tuned"],
 }
 
 

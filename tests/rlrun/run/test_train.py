@@ -17,7 +17,7 @@ from rlrun.build import envs as build
 from rlrun.config.errors import UserError
 from rlrun.record.files import EVAL_CSV_HEADER
 from rlrun.run.train import train
-from tests.rlrun.helpers import PAIRS, compose_config
+from tests.rlrun.helpers import CONTRIB_PAIRS, PAIRS, compose_config
 
 Tiny = Callable[..., DictConfig]
 
@@ -33,9 +33,10 @@ def tb_tags(run_dir: Path) -> set[str]:
     return set(accumulator.Tags()["scalars"])
 
 
-@pytest.mark.parametrize(("env", "algo"), PAIRS, ids=[f"{e}-{a}" for e, a in PAIRS])
+@pytest.mark.parametrize(("env", "algo"), PAIRS + CONTRIB_PAIRS, ids=[f"{e}-{a}" for e, a in PAIRS + CONTRIB_PAIRS])
 def test_tiny_run_writes_the_run_directory_contract(tiny_config: Tiny, tmp_path: Path, env: str, algo: str) -> None:
-    cfg = tiny_config(f"env={env}", f"algo={algo}")
+    contrib = ["~tuned"] if (env, algo) in CONTRIB_PAIRS else []  # sb3-contrib's defaults, not the Zoo's presets
+    cfg = tiny_config(f"env={env}", f"algo={algo}", *contrib)
     final = train(cfg, tmp_path, {"env": env, "algo": algo})
 
     record = json.loads((tmp_path / "run.json").read_text())
