@@ -216,6 +216,8 @@ def test_resume_continues_the_same_run_without_a_step_twice(tmp_path: Path, env:
     stopped = run_json(run_dir)
     assert stopped["status"] == "interrupted"
     snapshot_step = stopped["timesteps"]
+    (run_dir / "videos").mkdir()
+    (run_dir / "videos" / "episode.gif").write_bytes(b"GIF89a")  # as rlrun-eval --video would leave one
 
     args = [sys.executable, "-m", "rlrun", "resume=run", "progress_bar=false"]
     resumed = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
@@ -224,6 +226,7 @@ def test_resume_continues_the_same_run_without_a_step_twice(tmp_path: Path, env:
     assert last_run(first)["run_id"] == last_run(second)["run_id"] == run_json(run_dir)["tracking"]["wandb"]["run_id"]
     assert exit_code(first) == 255 and "status:interrupted" in last_run(first)["tags"]
     assert exit_code(second) == 0 and "status:completed" in last_run(second)["tags"]
+    assert "videos/episode.gif" in {f["path"] for r in second if r["type"] == "files" for f in r["files"]["files"]}
 
     before, after = history(first), history(second)
     assert max(before) <= snapshot_step < min(after)  # W&B drops a step lower than one it holds: none is sent twice
