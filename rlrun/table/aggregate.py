@@ -62,8 +62,9 @@ class References:
     sha256: str
 
     def lookup(self, env_id: str, algo: str) -> tuple[float | None, float | None, str]:
-        """random, reference and where the reference comes from (``algos.<algo>`` or ``reference``)."""
-        entry = self.entries.get(env_id.rpartition(":")[2]) or {}
+        """random, reference and where the reference comes from (``algos.<algo>`` or ``reference``); the env id
+        as the run gives it (``module:id``) or without its module."""
+        entry = self.entries.get(env_id) or self.entries.get(env_id.rpartition(":")[2]) or {}
         figure = (entry.get("algos") or {}).get(algo)
         if figure is not None:
             return entry.get("random"), _mean(figure), f"algos.{algo}"
@@ -153,24 +154,24 @@ def tasks_of(groups: Sequence[Group], references: References) -> tuple[list[Task
     tasks: list[Task] = []
     missing: dict[str, dict[str, Any]] = {}
     for group in groups:
-        done = [run for run in group.completed if run.score("return") is not None]
+        done = [(run, score) for run in group.completed if (score := run.score("return")) is not None]
         if not done:
             continue
         random, reference, basis = references.lookup(group.env_id, group.algo)
         env_id = group.env_id.rpartition(":")[2]
         lacking = [key for key, value in (("random", random), ("reference", reference)) if value is None]
         if not lacking and random == reference:
-            lacking = ["a reference different from random"]
+            lacking = ["reference different from its random score"]
         if lacking:
             left = missing.setdefault(env_id, {"env_id": env_id, "missing": lacking, "runs": 0})
             left["runs"] += len(done)
             continue
         assert random is not None and reference is not None
-        runs = []
-        for run in done:
-            score = float(run.score("return"))  # type: ignore[arg-type]  # completed runs with a return only
-            runs.append({"folder": run.folder, "seed": run.record["seed"], "score": score})
-            runs[-1]["normalised"] = normalise(score, random, reference)
+        runs = [
+            {"folder": run.folder, "seed": run.record["seed"], "score": score}
+            | {"normalised": normalise(score, random, reference)}
+            for run, score in done
+        ]
         tasks.append(Task(group, float(random), float(reference), basis, runs))
     for env_id, left in sorted(missing.items()):
         log.warning(
