@@ -73,7 +73,9 @@ def test_wrapper_option_applies(wrapper: str) -> None:
 
 @pytest.mark.parametrize("preset", options("tuned"))
 def test_every_preset_composes_with_its_pair(preset: str) -> None:
-    env, algo = preset.split("_", 1)
+    # <env>_<algo>, where both names may hold underscores (mountaincar_continuous_her_tqc)
+    pairs = [(e, preset[len(e) + 1 :]) for e in options("env") if preset.startswith(f"{e}_")]
+    env, algo = next((e, a) for e, a in pairs if a in options("algo"))
     cfg = compose_config(f"env={env}", f"algo={algo}")
     plain = compose_config(f"env={env}", f"algo={algo}", "~tuned")
     assert OmegaConf.to_container(cfg) != OmegaConf.to_container(plain)

@@ -1,0 +1,167 @@
+"""The RL Zoo preset converter (tools/zoo_presets.py): the committed presets are what it writes from the installed
+rl_zoo3, each composes with its env and algo configs and passes rlrun's config checks, README's table marks each
+preset, and the conversion of single values (schedules, Python strings, normalisation, action noise)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import yaml
+from hydra.utils import instantiate
+from omegaconf import OmegaConf, open_dict
+
+from rlrun.build import envs as build
+from rlrun.checks import preflight
+from tests.rlrun.helpers import compose_config
+from tools import zoo_presets, zoo_readme
+from tools.zoo_values import (
+    LINEAR_SCHEDULE,
+    Unconvertible,
+    action_noise,
+    kwargs_value,
+    normalize,
+    python_value,
+    schedule,
+    yaml_scalar,
+    yaml_text,
+)
+
+TUNED = zoo_presets.CONF / "tuned"
+GENERATED = sorted(path for path in TUNED.glob("*.yaml") if zoo_readme.is_generated(path))
+
+
+def pair(path: Path) -> tuple[str, str]:
+    """The env and algo a preset is for, as its first comment names them."""
+    found = re.search(r"Preset for env=(\S+) algo=(\S+):", path.read_text())
+    assert found, f"{path.name} does not name its pair"
+    return found[1], found[2]
+
+
+def test_the_committed_presets_are_what_the_converter_writes(tmp_path: Path) -> None:
+    assert zoo_presets.main(["--out", str(tmp_path)]) == 0
+    written = {path.name: path.read_bytes() for path in tmp_path.glob("*.yaml")}
+    assert len(written) >= 100  # about 140 pairs among the env and algo configs rlrun ships
+    committed = {path.name: path.read_bytes() for path in GENERATED}
+    stale = sorted(set(committed) - set(written))
+    missing = sorted(set(written) - set(committed))
+    differ = sorted(name for name in set(written) & set(committed) if written[name] != committed[name])
+    fix = "run `python -m tools.zoo_presets --readme` and commit conf/tuned/ and README.md"
+    assert (stale, missing, differ) == ([], [], []), fix
+    for path in TUNED.glob("*.yaml"):  # verified presets are never replaced by a Zoo one
+        if not zoo_readme.is_generated(path):
+            assert path.name not in written
+
+
+@pytest.mark.parametrize("path", GENERATED, ids=[path.stem for path in GENERATED])
+def test_every_generated_preset_composes_and_passes_the_config_checks(path: Path) -> None:
+    env, algo = pair(path)
+    cfg = compose_config(f"env={env}", f"algo={algo}")
+    preset = yaml.safe_load(path.read_text())
+    assert cfg.total_timesteps == preset["total_timesteps"]  # applied as the pair's preset
+    for key, value in preset.get("algo", {}).items():
+        assert OmegaConf.to_container(cfg.algo, resolve=True)[key] == value
+    preflight.config_checks(cfg)
+
+
+# One preset for each kind of converted value that only building the model exercises.
+BUILT = {
+    "mountaincar_continuous_td3": "Ornstein-Uhlenbeck action noise of numpy arrays",
+    "halfcheetah_ppo": "activation_fn=nn.ReLU in policy_kwargs",
+    "pong_a2c": "optimizer_class=RMSpropTFLike",
+    "cartpole_a2c": "plain values on a Discrete env",
+    "lunarlander_continuous_sac": "a lin_ learning rate",
+}
+
+
+@pytest.mark.parametrize("name", list(BUILT), ids=list(BUILT))
+def test_converted_objects_build_the_model(name: str) -> None:
+    env, algo = pair(TUNED / f"{name}.yaml")
+    cfg = compose_config(f"env={env}", f"algo={algo}")
+    with open_dict(cfg):
+        if "buffer_size" in cfg.algo:
+            cfg.algo.buffer_size = 100  # the Zoo's 1M transitions would be allocated
+    venv = build.make_vec(cfg, cfg.env.n_envs, 0)
+    try:
+        model = build.make_model(cfg, venv)
+    finally:
+        venv.close()
+    kwargs = yaml.safe_load((TUNED / f"{name}.yaml").read_text())["algo"].get("policy_kwargs", {})
+    if "activation_fn" in kwargs:
+        assert model.policy.activation_fn is torch.nn.ReLU
+    if "optimizer_class" in kwargs:
+        assert type(model.policy.optimizer).__name__ == "RMSpropTFLike"
+    noise = getattr(model, "action_noise", None)
+    if noise is not None:
+        assert np.asarray(noise()).shape == venv.action_space.shape
+    if isinstance(cfg.algo.learning_rate, dict) or OmegaConf.is_dict(cfg.algo.learning_rate):
+        assert model.lr_schedule(1.0) == pytest.approx(cfg.algo.learning_rate.start)
+        assert model.lr_schedule(0.0) == pytest.approx(0.0)
+
+
+def test_the_readme_table_marks_every_preset() -> None:
+    readme = (zoo_presets.REPO / "README.md").read_text()
+    rows = {found[1]: found[2] for found in re.finditer(r"^\| `(\w+)` \| [^|]+ \| ([^|]+) \|", readme, re.M)}
+    for path in TUNED.glob("*.yaml"):
+        mark = zoo_readme.ZOO if zoo_readme.is_generated(path) else zoo_readme.VERIFIED
+        assert rows.get(path.stem, "").strip() == mark, f"README.md's presets table: {path.stem} should say {mark}"
+
+
+def test_lin_schedules_become_sb3_linear_schedules() -> None:
+    node = schedule("lin_7.3e-4")
+    assert node == {"_target_": LINEAR_SCHEDULE, "start": 7.3e-4, "end": 0.0, "end_fraction": 1.0}
+    made = instantiate(node)
+    assert made(1.0) == pytest.approx(7.3e-4) and made(0.5) == pytest.approx(3.65e-4) and made(0.0) == 0.0
+    assert schedule(0.2) == 0.2 and schedule("auto") == "auto"
+    with pytest.raises(Unconvertible, match="lin_"):
+        schedule("lin_fast")
+
+
+def test_policy_kwargs_strings_are_parsed_never_run() -> None:
+    text = "dict(log_std_init=-2,\n ortho_init=False, activation_fn=nn.GELU, net_arch=dict(pi=[256], vf=[]))"
+    assert kwargs_value(text) == {
+        "log_std_init": -2,
+        "ortho_init": False,
+        "activation_fn": {"_target_": "hydra.utils.get_class", "path": "torch.nn.GELU"},
+        "net_arch": {"pi": [256], "vf": []},
+    }
+    assert instantiate(kwargs_value("dict(activation_fn=nn.ReLU)"))["activation_fn"] is torch.nn.ReLU
+    optimizer = kwargs_value("dict(optimizer_class=RMSpropTFLike, optimizer_kwargs=dict(eps=1e-5))")
+    assert instantiate(optimizer)["optimizer_class"].__name__ == "RMSpropTFLike"
+    assert optimizer["optimizer_kwargs"] == {"eps": 1e-5}
+    assert kwargs_value({"net_arch": [64]}) == {"net_arch": [64]}  # a YAML mapping stays as it is
+    for code in ("__import__('os').system('true')", "dict(x=open('f'))", "dict(**other)", "[1, 2]", "dict(x="):
+        with pytest.raises(Unconvertible):
+            kwargs_value(code)
+
+
+def test_normalize_in_its_three_forms() -> None:
+    assert normalize(True) == {"obs": True, "reward": True}  # VecNormalize's defaults
+    assert normalize(False) == {"obs": False, "reward": False}
+    assert normalize("{'norm_obs': False, 'norm_reward': True}") == {"obs": False, "reward": True}
+    assert normalize("dict(norm_obs=True, norm_reward=False)") == {"obs": True, "reward": False}
+    with pytest.raises(Unconvertible, match="clip_obs"):
+        normalize("dict(norm_obs=True, clip_obs=5.0)")
+
+
+def test_action_noise_is_sized_from_the_action_space() -> None:
+    normal = action_noise("normal", 0.1, 3)
+    assert normal["mean"] == [0.0, 0.0, 0.0] and normal["sigma"] == [0.1, 0.1, 0.1]
+    assert instantiate(normal, _convert_="all")().shape == (3,)
+    ou = instantiate(OmegaConf.create(action_noise("ornstein-uhlenbeck", 0.5, 2)), _convert_="all")
+    assert ou().shape == (2,) and np.all(ou._sigma == 0.5)
+    with pytest.raises(Unconvertible, match="noise_type"):
+        action_noise("uniform", 0.1, 1)
+
+
+def test_yaml_values_read_back_the_same() -> None:
+    tree = {"a": {"b": 1e-5, "c": 2.0633e-05, "d": [64, 64], "e": "auto", "f": "yes", "g": None, "h": {}}, "i": 1000000}
+    text = "\n".join(yaml_text(tree, {"a.b": "a comment"}))
+    assert "b: 1.0e-05  # a comment" in text
+    assert yaml.safe_load(text) == tree
+    assert OmegaConf.to_container(OmegaConf.create(text)) == tree
+    assert yaml_scalar(-2) == "-2" and yaml_scalar(True) == "true"
+    assert python_value("-3.67") == -3.67
