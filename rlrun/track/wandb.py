@@ -81,13 +81,18 @@ def run_folders(run_dir: Path) -> list[Path]:
     return sorted((path for path in folders if path.is_dir()), key=lambda path: path.name.split("run-", 1)[1])
 
 
-def upload(run_dir: Path) -> int:
+def upload(run_dir: Path, timeout_s: float = 600) -> int:
     """Upload the run's offline W&B sessions with W&B's own client (``wandb sync``, the machine's credentials),
-    e.g. for ``rlrun-track sync``; its exit status (0 when there is nothing to upload)."""
+    for ``rlrun-track sync``; its exit status: 0 when there is nothing to upload, 124 when it took longer than
+    ``timeout_s`` (``wandb sync`` retries an unreachable server for minutes)."""
     folders = [str(path) for path in run_folders(run_dir) if path.name.startswith("offline-run-")]
     if not folders:
         return 0
-    return subprocess.run([sys.executable, "-m", "wandb", "sync", *folders], check=False).returncode
+    try:
+        return subprocess.run([sys.executable, "-m", "wandb", "sync", *folders], timeout=timeout_s).returncode
+    except subprocess.TimeoutExpired:
+        log.warning("wandb sync of %s took more than %g s and was stopped", run_dir, timeout_s)
+        return 124
 
 
 def new_id() -> str:

@@ -22,7 +22,7 @@ import pytest
 
 from rlrun.build.trackers import make_trackers
 from rlrun.config.errors import UserError
-from rlrun.track.wandb import WandbTracker, resolved_mode, run_folders
+from rlrun.track.wandb import WandbTracker, resolved_mode, run_folders, upload
 from tests.rlrun.helpers import compose_config
 
 REPO = Path(__file__).resolve().parents[3]
@@ -263,6 +263,12 @@ def test_an_unreachable_server_costs_the_run_nothing(tmp_path: Path, env: dict) 
     (records,) = [records for records in sessions(run_dir, env) if any(r["type"] == "history" for r in records)]
     assert offline and last_run(records)["run_id"] == record["tracking"]["wandb"]["run_id"]
     assert {s for s, row in history(records).items() if "eval/mean_reward" in row} == set(eval_rows(run_dir))
+
+    # what rlrun-track sync runs: wandb sync, here against the same dead server (stopped after its timeout)
+    code = "import sys, pathlib; from rlrun.track.wandb import upload; sys.exit(upload(pathlib.Path('run'), 3))"
+    synced = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert synced.returncode != 0 and "run-" in synced.stderr, synced.stderr
+    assert upload(tmp_path) == 0  # a folder without W&B runs: nothing to upload
 
 
 def test_a_bad_setting_is_refused_before_training(tmp_path: Path, env: dict) -> None:
