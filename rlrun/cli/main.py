@@ -20,7 +20,7 @@ import hydra
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from rlrun.cli.overrides import CommandLine, check_launcher_extras, check_output_folders, check_wrapper_names
 
@@ -29,6 +29,7 @@ from rlrun.cli.overrides import CommandLine, check_launcher_extras, check_output
 from rlrun.config import store
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.config.keys import RESUME_OVERRIDES, override_key
+from rlrun.config.resolvers import env_name
 from rlrun.process import bootstrap
 from rlrun.record.files import WriteFailed
 from rlrun.record.leftovers import remove_leftovers
@@ -51,11 +52,11 @@ def _preset(choice: str | None) -> str | None:
     return choice if choice in GlobalHydra.instance().config_loader().get_group_options("tuned") else None
 
 
-def _meta() -> dict[str, Any]:
+def _meta(cfg: DictConfig) -> dict[str, Any]:
     hydra_cfg = HydraConfig.get()
     choices = hydra_cfg.runtime.choices
     return {
-        "env": choices.get("env"),
+        "env": env_name(choices.get("env"), OmegaConf.select(cfg, "env.id", default=None)),  # run.json's env
         "algo": choices.get("algo"),
         "preset": _preset(choices.get("tuned")),
         "overrides": list(hydra_cfg.overrides.task),
@@ -122,7 +123,7 @@ def _report(run_dir: Path, final: dict[str, Any], env: str, algo: str, seed: int
 @hydra.main(config_path="pkg://rlrun.conf", config_name="config", version_base="1.3")
 def _hydra_main(cfg: DictConfig) -> float | None:
     """Train (or resume) one run; return its final mean return, the value Hydra's sweepers optimise."""
-    meta = _meta()
+    meta = _meta(cfg)
     if meta["multirun"]:  # a sweep's job: records whatever happens and returns (rlrun/sweep/job.py)
         hydra_cfg = HydraConfig.get()
         return run_job(cfg, Path(hydra_cfg.runtime.output_dir), Path(hydra_cfg.sweep.dir), meta)

@@ -29,7 +29,7 @@ from omegaconf import DictConfig, OmegaConf
 from rlrun.config import store
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.config.keys import override_key
-from rlrun.config.resolvers import folder_name
+from rlrun.config.resolvers import env_name, folder_name
 from rlrun.process import bootstrap
 from rlrun.tune.space import check_against, parse_space
 from rlrun.tune.study import JOURNAL, PRUNERS, SAMPLERS, Setup, counts, make_storage, open_study, optimize
@@ -93,7 +93,10 @@ def make_setup(cfg: DictConfig) -> Setup:
     params = parse_space(OmegaConf.to_container(cfg.search_space) if "search_space" in cfg else None, source)
     preflight(cfg)
     check_against(params, cfg)
-    name = cfg.tune.study or f"{choices.get('env')}-{choices.get('algo')}"
+    name = (
+        cfg.tune.study
+        or f"{env_name(choices.get('env'), OmegaConf.select(cfg, 'env.id', default=None))}-{choices.get('algo')}"
+    )
     config_dirs = [
         s.path.removeprefix("file://") for s in hydra_cfg.runtime.config_sources if s.provider == "command-line"
     ]

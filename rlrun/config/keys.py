@@ -22,6 +22,8 @@ NON_TRAINING_KEYS = ("seed", "progress_bar", "resume", "sweep", "eval", "snapsho
 # Env keys added after runs were first made, at the values that change nothing: left out of config_hash so that
 # a run (and a sweep job) made before them keeps its hash.
 NEW_ENV_DEFAULTS: dict[str, Any] = {"extra": None, "wrappers": {}, "frame_stack": None, "threshold": None}
+# Keys inside a group that never change the trained parameters: the level tables count as solved.
+NON_TRAINING_SUBKEYS = ("env.threshold",)
 # Overrides that also say nothing about what is trained: the config groups that pick launchers and sweepers.
 HYDRA_PREFIXES = ("hydra.", "hydra/")
 # The only override a resumed run accepts besides resume= itself.
@@ -53,7 +55,7 @@ def override_value(value: Any) -> str:
 
 def is_training_key(key: str) -> bool:
     """Whether a dotted key (or config group) can change what is trained."""
-    if key.startswith(HYDRA_PREFIXES) or key == "hydra":
+    if key.startswith(HYDRA_PREFIXES) or key == "hydra" or key in NON_TRAINING_SUBKEYS:
         return False
     return key.split(".", 1)[0].split("/", 1)[0] not in NON_TRAINING_KEYS
 
@@ -78,6 +80,10 @@ def config_hash(cfg: DictConfig | dict[str, Any]) -> str:
     trained = {key: value for key, value in container.items() if is_training_key(str(key))}
     if isinstance(trained.get("env"), dict):
         env = trained["env"]
-        trained["env"] = {k: v for k, v in env.items() if k not in NEW_ENV_DEFAULTS or v != NEW_ENV_DEFAULTS[k]}
+        trained["env"] = {
+            k: v
+            for k, v in env.items()
+            if f"env.{k}" not in NON_TRAINING_SUBKEYS and (k not in NEW_ENV_DEFAULTS or v != NEW_ENV_DEFAULTS[k])
+        }
     canonical = legacy_spelling(trained)
     return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()

@@ -7,21 +7,28 @@ computed here from the job's overrides, leaving out the keys that do not change 
 (:mod:`rlrun.config.keys`), so re-running a sweep with another ``progress_bar`` or ``eval.every`` finds the
 same folders. Folder names never contain ``=`` or ``,``: Hydra's override grammar would reject such a
 path as a ``resume=`` value.
+
+``<env>`` in these folders (and ``run.json``'s ``env``, table groups, plot panels, study names) is
+:func:`env_name`: the env config's name, or, for a config that takes any id (``gym`` and the family configs,
+whose file leaves ``id`` as ``???``), the env id made a folder name (DESIGN.md, "Folders").
 """
 
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import re
 import secrets
 import string
 import unicodedata
 from collections.abc import Callable, Iterable
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from rlrun.config.errors import UserError
 from rlrun.config.keys import override_key, training_overrides
@@ -50,6 +57,42 @@ def safe_name(text: str) -> str:
     if len(name) > _MAX_NAME:
         name = f"{name[: _MAX_NAME - 9]}+{hashlib.sha256(text.encode()).hexdigest()[:8]}"
     return name
+
+
+@functools.cache
+def takes_any_id(env_config: str) -> bool:
+    """Whether the env config ``env_config`` (``conf/env/<env_config>.yaml`` shipped with rlrun) takes any env
+    id: its file leaves ``id`` as ``???`` (``gym``, ``mujoco``, ``robotics``, ``minigrid``, ``atari``, ``box2d``).
+
+    Decided from the file itself, so a new family config needs no list here. A config from the user's own
+    config folder is named by its config name (its file is not read).
+    """
+    path = files("rlrun.conf").joinpath("env", f"{env_config}.yaml")
+    if "/" in env_config or not path.is_file():
+        return False
+    try:
+        return OmegaConf.is_missing(OmegaConf.create(path.read_text()), "id")
+    except (OmegaConfBaseException, ValueError):
+        return False
+
+
+def id_name(env_id: str) -> str:
+    """An env id as a folder name: the module prefix dropped, lower case, ``/`` and ``:`` to ``-``
+    (``ALE/Pong-v5`` -> ``ale-pong-v5``, ``gymnasium_robotics:FetchReach-v4`` -> ``fetchreach-v4``)."""
+    name = env_id.rpartition(":")[2] or env_id
+    return safe_name(name.lower().replace("/", "-").replace(":", "-"))
+
+
+def env_name(env_config: object, env_id: object) -> str:
+    """``<env>`` of folder names, ``run.json``'s ``env``, table groups and plot panels: the env config's name,
+    or for a config that takes any id (:func:`takes_any_id`) the id as a folder name (:func:`id_name`).
+
+    ``env_id`` may be None or empty (an id not given yet): the config's name is kept.
+    """
+    config = str(env_config)
+    if env_id is None or str(env_id) in ("", "???") or not takes_any_id(config):
+        return config
+    return id_name(str(env_id))
 
 
 def _name_problem(name: str) -> str | None:
@@ -117,16 +160,24 @@ def _override_part(override: str) -> str:
     return override.lstrip("+")
 
 
-def override_dirname(overrides: Iterable[str]) -> str:
-    """The ``<other overrides>`` level: the overrides that change training, but ``env=`` and ``algo=``."""
-    kept = [o for o in training_overrides(list(overrides)) if override_key(o) not in _NAMED_GROUPS]
+def override_dirname(overrides: Iterable[str], named: Iterable[str] = _NAMED_GROUPS) -> str:
+    """The ``<other overrides>`` level: the overrides that change training, but those of the keys ``named`` in
+    the first level (``env=`` and ``algo=``, and ``env.id=`` where the env is named after its id)."""
+    left_out = set(named)
+    kept = [o for o in training_overrides(list(overrides)) if override_key(o) not in left_out]
     return safe_name("_".join(_override_part(o) for o in kept))
 
 
-def sweep_subdir(env: str, algo: str, overrides: Iterable[str], seed: int) -> str:
-    """``<env>-<algo>/<other overrides>/seed-<k>``; the middle level is omitted when empty."""
-    parts = [safe_name(f"{env}-{algo}")]
-    middle = override_dirname(overrides)
+def sweep_subdir(env: str, algo: str, overrides: Iterable[str], seed: int, env_id: str | None = None) -> str:
+    """``<env>-<algo>/<other overrides>/seed-<k>``; the middle level is omitted when empty.
+
+    ``env`` is the env config's name; with ``env_id``, a config that takes any id is named after the id
+    (:func:`env_name`), and ``env.id=`` then names the first level instead of the middle one.
+    """
+    name = env_name(env, env_id)
+    named = (*_NAMED_GROUPS, "env.id") if name != env else _NAMED_GROUPS
+    parts = [safe_name(f"{name}-{algo}")]
+    middle = override_dirname(overrides, named)
     if middle:
         parts.append(middle)
     parts.append(f"seed-{seed}")
@@ -153,8 +204,11 @@ def register() -> None:
     resolvers: dict[str, tuple[Callable[..., Any], bool]] = {
         "rlrun.run_suffix": (lambda: _RUN_SUFFIX, False),
         "rlrun.sweep_dir": (sweep_dir, True),
+        "rlrun.env_name": (lambda env, env_id="": env_name(env, env_id), False),
         "rlrun.sweep_subdir": (
-            lambda env, algo, overrides, seed: sweep_subdir(env, algo, [str(o) for o in overrides], seed),
+            lambda env, algo, overrides, seed, env_id="": sweep_subdir(
+                env, algo, [str(o) for o in overrides], seed, env_id or None
+            ),
             False,
         ),
     }

@@ -23,7 +23,7 @@ from hydra._internal.core_plugins.basic_launcher import BasicLauncher
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.types import HydraContext, TaskFunction
-from omegaconf import DictConfig, open_dict, read_write
+from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 from hydra_plugins.rlrun_sweeper import config as _config  # noqa: F401  (stores hydra/sweeper=rlrun)
 from rlrun.sweep import warm_up
@@ -76,7 +76,8 @@ class RlrunSweeper(BasicSweeper):
         assert self.hydra_context is not None and self.config is not None
         cfg = self.hydra_context.config_loader.load_sweep_config(self.config, overrides)
         choices = cfg.hydra.runtime.choices
-        folder = sweep_subdir(str(choices.get("env")), str(choices.get("algo")), overrides, cfg.seed)
+        env_id = OmegaConf.select(cfg, "env.id", default=None)  # names the folder with env=gym and family configs
+        folder = sweep_subdir(str(choices.get("env")), str(choices.get("algo")), overrides, cfg.seed, env_id)
         task = copy.deepcopy(cfg)  # what the job sees: Hydra's run_job drops the hydra node
         with read_write(task), open_dict(task):
             del task["hydra"]

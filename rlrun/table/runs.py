@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from rlrun.config.errors import UserError
+from rlrun.config.resolvers import env_name
 from rlrun.config.upgrade import upgrade_container
 from rlrun.record.fields import record_problem, shown
 from rlrun.record.files import ATTEMPTS, parse_eval_csv
@@ -53,7 +54,9 @@ class Run:
 
     @property
     def env(self) -> str:
-        return str(self.record.get("env") or self.record["env_id"])
+        """The env's name in groups and panels: ``run.json``'s ``env``, or for a run whose record names a config
+        that takes any id (``gym``, from before runs were named after the id) the id (:func:`env_name`)."""
+        return env_name(self.record.get("env") or self.record["env_id"], self.record["env_id"])
 
     @property
     def algo(self) -> str:

@@ -16,14 +16,15 @@ import gymnasium as gym
 import numpy as np
 from scipy import stats
 
-from rlrun.table.runs import Curve
+from rlrun.table.runs import MISSING, Curve, Group
 
 N_RESAMPLES = 10_000
 CONFIDENCE = 0.95
 SEED = 0
 SUCCESS_THRESHOLD = 0.9  # success rate an env that reports success must reach
-# Envs that declare no reward_threshold but have a level the field uses (RL Zoo's for Pendulum).
-RETURN_THRESHOLDS = {"Pendulum-v1": -200.0}
+# The levels tables used before env configs carried env.threshold (conf/env/pendulum.yaml now sets RL Zoo's -200):
+# only for runs whose config.yaml has no env.threshold, so that their tables stay as they were.
+LEGACY_THRESHOLDS = {"Pendulum-v1": -200.0}
 
 Interval = tuple[float | None, float | None]
 
@@ -103,13 +104,22 @@ def _spec_threshold(env_id: str) -> float | None:
     return None if threshold is None else float(threshold)
 
 
-def threshold(env_id: str, reports_success: bool) -> dict[str, Any] | None:
-    """What a run must reach: success rate >= 0.9, or mean return >= the env's reward threshold; None if neither."""
+def configured_level(group: Group) -> float | None:
+    """The solved level the group's env config sets (``env.threshold``, the first run's that sets one), or for
+    runs written before that key existed the level tables used then (:data:`LEGACY_THRESHOLDS`)."""
+    values = [run.value("env.threshold") for run in group.runs]
+    if all(value is MISSING for value in values):
+        return LEGACY_THRESHOLDS.get(group.env_id.rpartition(":")[2])
+    levels = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return float(levels[0]) if levels else None
+
+
+def threshold(env_id: str, reports_success: bool, level: float | None = None) -> dict[str, Any] | None:
+    """What a run must reach: success rate >= 0.9 (envs that report success), else mean return >= ``level``
+    (the env config's ``env.threshold``) or the registration's ``reward_threshold``; None if none applies."""
     if reports_success:
         return {"metric": "success_rate", "value": SUCCESS_THRESHOLD}
-    value = RETURN_THRESHOLDS.get(env_id.rpartition(":")[2])
-    if value is None:
-        value = _spec_threshold(env_id)
+    value = level if level is not None else _spec_threshold(env_id)
     return None if value is None else {"metric": "mean_return", "value": value}
 
 

@@ -135,3 +135,74 @@ def test_a_sweep_with_a_refused_name_creates_nothing(tmp_path: Path, name: str) 
     assert "cannot name a folder" in result.stderr and "fix: a name is one folder name" in result.stderr
     assert "Traceback" not in result.stderr
     assert list(tmp_path.iterdir()) == []  # no outputs/, no sweep folder, no job
+
+
+@pytest.mark.parametrize(
+    ("env", "env_id", "expected"),
+    [
+        ("gym", "Acrobot-v1", "acrobot-v1"),
+        ("atari", "ALE/Pong-v5", "ale-pong-v5"),
+        ("robotics", "gymnasium_robotics:FetchReach-v4", "fetchreach-v4"),
+        ("mujoco", "Pusher-v5", "pusher-v5"),
+        ("minigrid", "MiniGrid-DoorKey-8x8-v0", "minigrid-doorkey-8x8-v0"),
+        ("box2d", "CarRacing-v3", "carracing-v3"),
+        ("gym", "tests.rlrun.broken_envs:broken/Reset-v0", "broken-reset-v0"),
+        ("acrobot", "Acrobot-v1", "acrobot"),  # a named config keeps its name
+        ("gridworld", "rlrun/GridWorld-v0", "gridworld"),
+        ("gym", None, "gym"),  # no id yet: the config's name
+        ("gym", "", "gym"),
+    ],
+    ids=lambda value: str(value),
+)
+def test_env_name_is_the_id_for_configs_that_take_any_id(env: str, env_id: str | None, expected: str) -> None:
+    assert resolvers.env_name(env, env_id) == expected
+
+
+def test_which_configs_take_any_id_is_read_from_their_files() -> None:
+    """``id: ???`` in the file decides (conf/env/), not a list of names; a config rlrun does not ship is named."""
+    from importlib.resources import files
+
+    folder = files("rlrun.conf").joinpath("env")
+    blanks = sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml") and "\nid: ???" in p.read_text())
+    assert "gym" in blanks
+    assert all(resolvers.takes_any_id(name) for name in blanks)
+    assert not resolvers.takes_any_id("cartpole") and not resolvers.takes_any_id("my_own_env")
+
+
+@pytest.mark.parametrize(
+    ("env", "overrides", "expected"),
+    [
+        ("gym", ["env=gym", "env.id=Acrobot-v1", "algo=ppo"], "acrobot-v1-ppo/seed-3"),
+        ("atari", ["env=atari", "env.id=ALE/Pong-v5", "algo.n_steps=64"], "ale-pong-v5-ppo/algo.n_steps-64/seed-3"),
+        ("cartpole", ["env=cartpole", "env.id=CartPole-v0"], "cartpole-ppo/env.id-CartPole-v0/seed-3"),
+    ],
+    ids=["gym", "family-with-override", "named-config-keeps-env.id"],
+)
+def test_sweep_subdir_is_named_after_the_id(env: str, overrides: list[str], expected: str) -> None:
+    env_id = overrides[1].partition("=")[2]
+    assert resolvers.sweep_subdir(env, "ppo", overrides, 3, env_id) == expected
+
+
+def test_config_yaml_names_run_and_sweep_folders_after_the_id() -> None:
+    overrides = ["env=gym", "env.id=Acrobot-v1", "algo=ppo", "seed=1", "sweep=demo"]
+    with initialize_config_module("rlrun.conf", version_base="1.3"):
+        cfg = compose("config", overrides=overrides, return_hydra_config=True)
+    HydraConfig.instance().set_config(cfg)
+    assert cfg.hydra.run.dir.startswith("outputs/runs/acrobot-v1-ppo/")
+    assert cfg.hydra.sweep.subdir == "acrobot-v1-ppo/seed-1"
+    with initialize_config_module("rlrun.conf", version_base="1.3"):
+        cfg = compose("config", overrides=["env=gym"], return_hydra_config=True)  # no id: Hydra's run.dir resolves
+    HydraConfig.instance().set_config(cfg)
+    assert cfg.hydra.run.dir.startswith("outputs/runs/gym-ppo/")
+
+
+def test_env_threshold_changes_neither_the_hash_nor_the_folder() -> None:
+    """A solved level only tables read (env.threshold): pendulum.yaml gained one without changing its runs' hash."""
+    from rlrun.config.keys import config_hash
+    from tests.rlrun.helpers import compose_config
+
+    assert resolvers.sweep_subdir("pendulum", "sac", ["env.threshold=-150"], 0) == "pendulum-sac/seed-0"
+    assert compose_config("env=pendulum").env.threshold == -200
+    assert config_hash(compose_config("env=pendulum")) == config_hash(
+        compose_config("env=pendulum", "env.threshold=null")
+    )

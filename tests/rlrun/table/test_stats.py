@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from scipy import stats
 
 from rlrun.cli.table import main
@@ -91,6 +92,37 @@ def test_steps_to_threshold(tmp_path: Path) -> None:
     assert (rows["none-ppo"]["steps_to_threshold"], rows["none-ppo"]["reached"]) == ("", "")
     runs = next(g["runs"] for g in read_json(tmp_path)["groups"] if g["group"] == "gw-ppo")
     assert [run["steps_to_threshold"] for run in runs] == [2000, 3000, None, 1000]
+
+
+def _set_threshold(run_dir: Path, level: float | None) -> None:
+    """Give a hand-written run's config.yaml the env.threshold key, as runs written since the key existed have."""
+    config = yaml.safe_load((run_dir / "config.yaml").read_text())
+    config["env"]["threshold"] = level
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(config))
+
+
+def test_steps_to_threshold_from_the_env_config(tmp_path: Path) -> None:
+    """env.threshold (conf/env/pendulum.yaml's -200, MiniGrid's 0.9) where the registration declares none; it wins
+    over the registration's when set; null leaves the registration's, or no threshold; runs written before the key
+    keep the levels tables used then (Pendulum-v1: -200)."""
+    curve = [(500, -900.0, None), (1000, -199.0, None), (1500, -150.0, None)]
+    for name, level in (("pendulum", -200.0), ("strict", -160.0), ("null", None)):
+        run = make_run(tmp_path / f"{name}/seed-0", 0, -150.0, curve=curve, env=(name, "Pendulum-v1"), algo="sac")
+        _set_threshold(run, level)
+    grid = [(1000, 0.5, None), (2000, 0.93, None)]
+    _set_threshold(make_run(tmp_path / "mg/seed-0", 0, 0.93, curve=grid, env=("mg", "minigrid:MiniGrid-X-v0")), 0.9)
+    cartpole = [(1000, 150.0, None), (2000, 480.0, None)]  # registration: 475
+    _set_threshold(make_run(tmp_path / "cp/seed-0", 0, 480.0, curve=cartpole, env=("cp", "CartPole-v1")), 100.0)
+    write_tables([tmp_path], tmp_path)
+
+    rows = read_rows(tmp_path)
+    assert rows["pendulum-sac"]["steps_to_threshold"] == "1000"
+    assert rows["strict-sac"]["steps_to_threshold"] == "1500"
+    assert (rows["null-sac"]["steps_to_threshold"], rows["null-sac"]["reached"]) == ("", "")  # Pendulum declares none
+    assert rows["mg-ppo"]["steps_to_threshold"] == "2000"
+    assert rows["cp-ppo"]["steps_to_threshold"] == "1000"
+    levels = {g["group"]: g["threshold"] for g in read_json(tmp_path)["groups"]}
+    assert levels["mg-ppo"] == {"metric": "mean_return", "value": 0.9} and levels["null-sac"] is None
 
 
 def test_probability_of_improvement(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
