@@ -25,7 +25,7 @@ from omegaconf import DictConfig, OmegaConf
 from stable_baselines3.common.base_class import BaseAlgorithm
 
 from rlrun.build import envs as build
-from rlrun.config.errors import Problem
+from rlrun.config.errors import Problem, raised_at
 
 # Arguments rlrun passes itself; an algo file that sets them is a mistake.
 RUNTIME_ARGS = ("env", "seed", "device", "verbose", "tensorboard_log", "_init_setup_model")
@@ -219,7 +219,8 @@ def construction_problems(cfg: DictConfig) -> list[Problem]:
 def rejection(cfg: DictConfig, error: Exception) -> Problem:
     """What the algorithm raised while being built, as a problem naming the ``algo.*`` keys it mentions."""
     cause = error.__cause__ if isinstance(error, InstantiationException) and error.__cause__ else error
-    return _rejected(cfg, build.algo_class(cfg).__name__, f"{type(cause).__name__}: {cause}")
+    problem, fix = _rejected(cfg, build.algo_class(cfg).__name__, f"{type(cause).__name__}: {cause}")
+    return problem + raised_at(cause), fix  # where in SB3 (or a policy of the user's) it was raised
 
 
 def _rejected(cfg: DictConfig, name: str, reason: str) -> Problem:

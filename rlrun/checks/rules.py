@@ -236,12 +236,14 @@ def fit_problems(cfg: DictConfig, env: Any, algo_cls: type[BaseAlgorithm], uses_
     problems = space_problems(env, algo_cls, uses_her)
     limit = env.max_episode_steps
     learning_starts = cfg.algo.get("learning_starts")
-    if uses_her and limit is not None and learning_starts is not None and learning_starts <= limit:
+    first = None if limit is None else limit * cfg.env.n_envs  # total steps until the copies' first episodes end
+    if uses_her and first is not None and learning_starts is not None and learning_starts <= first:
+        copies = f" on each of {cfg.env.n_envs} env copies" if cfg.env.n_envs > 1 else ""
         problems.append(
             (
                 f"algo.learning_starts={learning_starts} is within the first episode of {env_id} "
-                f"({limit} steps): HER cannot sample goals before an episode has ended",
-                f"set algo.learning_starts={limit + 1} or more",
+                f"({limit} steps{copies}): HER cannot sample goals before an episode has ended",
+                f"set algo.learning_starts={first + 1} or more",
             )
         )
     policy = cfg.algo.get("policy")

@@ -125,7 +125,7 @@ def _envs(cfg: DictConfig, statistics: Path | None) -> tuple[VecEnv, VecEnv]:
     """The training envs (continuing from saved VecNormalize ``statistics``, if any) and the evaluation copies."""
     train_env = preflight.built_envs(cfg, lambda: build.make_train_env(cfg, statistics))  # names a Text subspace
     try:
-        return train_env, build.make_eval_env(cfg, n_envs=cfg.eval.n_envs)
+        return train_env, preflight.built_envs(cfg, lambda: build.make_eval_env(cfg, n_envs=cfg.eval.n_envs))
     except BaseException:
         train_env.close()
         raise
