@@ -136,12 +136,12 @@ def _env_factory(cfg: DictConfig, render_mode: str | None) -> Callable[[], gym.E
     return functools.partial(_gym_make, cfg.env.id, cfg.env.max_episode_steps, render_mode, **kwargs)
 
 
-def make_wrappers(wrappers_cfg: DictConfig, key: str = "wrappers") -> list[tuple[str, Wrapper]]:
+def make_wrappers(wrappers_cfg: DictConfig | dict[str, Any], key: str = "wrappers") -> list[tuple[str, Wrapper]]:
     """The wrapper partials in list order, each with its name for error messages: the config name for the
     user's ``wrappers``, the full key (``env.wrappers.atari``) for those under another ``key``."""
     made = []
     for option, node in wrappers_cfg.items():
-        name = str(option) if key == "wrappers" else f"{key}.{option}"
+        name = str(option) if key == "wrappers" else f"{key}.{option!s}"
         try:
             made.append((name, instantiate(node, _convert_="all")))
         except Exception as error:

@@ -8,8 +8,11 @@ the launcher check of the command line (``hydra/launcher=ray`` or ``slurm`` with
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
+import io
+import sys
 from dataclasses import dataclass
 
 from rlrun.config.errors import UserError
@@ -88,5 +91,18 @@ def register(extra: str | None) -> None:
     """Import the module that registers the family's ids (MiniGrid, Gymnasium-Robotics and ALE register on import),
     so its ids resolve without a ``module:`` prefix (``env=atari env.id=ALE/Pong-v5``)."""
     family = FAMILIES.get(extra or "")
-    if family is not None and family.registers is not None:
-        importlib.import_module(family.registers)
+    if family is not None and family.registers is not None and family.registers not in sys.modules:
+        # gymnasium_robotics 1.4.2 prints a notice about its Adroit envs on import: not about what rlrun runs
+        with contextlib.redirect_stderr(io.StringIO()):
+            importlib.import_module(family.registers)
+
+
+def family_of(entry_point: str) -> str | None:
+    """The family (extra) whose package an env's entry point (``module:Class``) belongs to, or None."""
+    module = entry_point.split(":", 1)[0]
+    for family in FAMILIES.values():
+        packages = [family.registers] if family.registers else []
+        packages.append(f"gymnasium.envs.{family.extra}")  # Gymnasium's own mujoco and box2d envs
+        if any(module == package or module.startswith(package + ".") for package in packages):
+            return family.extra
+    return None

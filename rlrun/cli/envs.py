@@ -1,9 +1,12 @@
 """``rlrun-envs`` (``python -m rlrun.cli.envs``): which envs there are, their spaces, and what trains on them.
 
-For each registered env: its id, entry point, observation and action spaces, ``max_episode_steps``,
+First the env configs (``conf/env``): each with its id, the pip extra it needs and whether that is installed
+here. Then, for each registered env: its id, entry point, observation and action spaces, ``max_episode_steps``,
 ``reward_threshold``, whether it is a goal env, which of rlrun's algorithms (``conf/algo/*.yaml``) fit it,
 and the config to use with ``env=``. The spaces come from making the env; an env whose optional
-dependency is missing (box2d, mujoco, ...) is listed with the reason instead of its spaces.
+dependency is missing (box2d, mujoco, ...) is listed with the reason instead of its spaces. ``--all`` also
+lists the ids that the installed env families register (ALE, Gymnasium-Robotics, MiniGrid: hundreds of ids,
+imported here only), from their registrations, without making them.
 """
 
 from __future__ import annotations
@@ -27,12 +30,14 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 
 import rlrun.envs  # noqa: F401  (registers the rlrun/* ids)
 from rlrun.build import envs as build
+from rlrun.build import families
 from rlrun.checks import rules as validate
 from rlrun.config.errors import report_user_errors
 from rlrun.process import bootstrap
 
 WIDTH = 100  # the human listing stays readable in a terminal this wide
 KEY_WIDTH = 13  # the column of the field names in a block
+CONFIG_WIDTH, ID_WIDTH, EXTRA_WIDTH = 28, 40, 9  # the columns of the env configs' table
 
 
 @dataclass
@@ -51,6 +56,16 @@ class EnvInfo:
     unavailable: str | None  # why the spaces are unknown
 
 
+@dataclass
+class ConfigInfo:
+    """One env config (``conf/env/<config>.yaml``): what ``env=<config>`` makes and what it needs."""
+
+    config: str
+    id: str | None  # None: a family or blank config that takes any id (env.id=...)
+    extra: str | None  # the pip extra of rlrun it needs: pip install "rlrun[<extra>]"
+    installed: bool  # whether that extra's packages can be imported here
+
+
 def _conf_files(group: str) -> dict[str, Any]:
     """The ``conf/<group>/*.yaml`` files shipped with rlrun, by option name."""
     folder = files("rlrun.conf").joinpath(group)
@@ -66,6 +81,31 @@ def env_configs() -> dict[str, str]:
         if not OmegaConf.is_missing(node, "id"):
             configs.setdefault(str(node.id).split(":")[-1], name)  # module:id makes id
     return configs
+
+
+def list_configs() -> list[ConfigInfo]:
+    """Every ``conf/env`` option with its id, extra and whether the extra is installed (nothing is imported)."""
+    infos = []
+    for name, path in _conf_files("env").items():
+        node = OmegaConf.create(path.read_text())
+        env_id = None if OmegaConf.is_missing(node, "id") else str(node.id)
+        extra = node.get("extra")
+        infos.append(ConfigInfo(name, env_id, extra, families.installed(extra)))
+    return infos
+
+
+def format_configs(infos: list[ConfigInfo]) -> str:
+    """The env configs as a table of :data:`WIDTH` columns at most, with how to install what is missing."""
+    lines = [f"{'env=<config>':<{CONFIG_WIDTH + 2}} {'env.id':<{ID_WIDTH}} {'extra':<{EXTRA_WIDTH}} installed here"]
+    for info in infos:
+        env_id = info.id or "any id: env.id=..."
+        state = "" if info.extra is None else ("installed" if info.installed else "missing")
+        lines.append(
+            f"  {info.config:<{CONFIG_WIDTH}} {env_id:<{ID_WIDTH}} {info.extra or '-':<{EXTRA_WIDTH}} {state}".rstrip()
+        )
+    lines.append(f'  install an extra with {families.install_command("<extra>")}, all of them with '
+                 f'{families.install_command("envs")}')  # fmt: skip
+    return "\n".join(lines)
 
 
 def algo_options() -> dict[str, tuple[type[BaseAlgorithm], bool]]:
@@ -105,11 +145,19 @@ def _space(space: gym.Space) -> str:
 
 def describe(spec: EnvSpec, configs: dict[str, str], algos: dict[str, tuple[type[BaseAlgorithm], bool]]) -> EnvInfo:
     """Make the env once (no env checker, warnings off) and describe it; never raises for a broken env."""
+    family = families.family_of(_entry_point(spec))
     info = EnvInfo(
-        id=spec.id, entry_point=_entry_point(spec), config=configs.get(spec.id, f"gym env.id={spec.id}"),
+        id=spec.id, entry_point=_entry_point(spec),
+        config=configs.get(spec.id, f"{family or 'gym'} env.id={spec.id}"),
         observation_space=None, action_space=None, max_episode_steps=spec.max_episode_steps,
         reward_threshold=spec.reward_threshold, goal_env=None, algorithms=None, unavailable=None,
     )  # fmt: skip
+    registers = families.FAMILIES[family].registers if family else None
+    if registers is not None and _entry_point(spec).startswith(registers):  # hundreds of ids, some slow to make
+        info.unavailable = (
+            f"not made by rlrun-envs (an id of the {family} family; rlrun-check env={info.config} makes it)"
+        )
+        return info
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -128,6 +176,10 @@ def describe(spec: EnvSpec, configs: dict[str, str], algos: dict[str, tuple[type
 
 def list_envs(all_envs: bool = False) -> list[EnvInfo]:
     """The rlrun envs (namespace ``rlrun``), then, with ``all_envs``, every other registered env."""
+    if all_envs:  # the installed families' packages register their ids when imported
+        for extra in families.FAMILIES:
+            if families.installed(extra):
+                families.register(extra)
     specs = sorted(gym.registry.values(), key=lambda spec: spec.namespace != "rlrun")
     specs = [spec for spec in specs if all_envs or spec.namespace == "rlrun"]
     configs, algos = env_configs(), algo_options()
@@ -168,12 +220,18 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--all", action="store_true", help="every registered Gymnasium env, not only rlrun's")
     parser.add_argument("--json", action="store_true", help="a JSON list of objects instead of text")
+    parser.add_argument("--configs", action="store_true", help="only the env configs, their extras and ids")
     args = parser.parse_args(argv)
-    with report_user_errors("rlrun-envs"):
-        infos = list_envs(all_envs=args.all)
-    text = (
-        json.dumps([asdict(info) for info in infos], indent=2) if args.json else "\n\n".join(map(format_block, infos))
-    )
+    configs = list_configs()
+    if args.configs:
+        text = json.dumps([asdict(c) for c in configs], indent=2) if args.json else format_configs(configs)
+    else:
+        with report_user_errors("rlrun-envs"):
+            infos = list_envs(all_envs=args.all)
+        if args.json:
+            text = json.dumps([asdict(info) for info in infos], indent=2)
+        else:
+            text = "\n\n".join([format_configs(configs), *map(format_block, infos)])
     try:
         print(text)
     except BrokenPipeError:  # `rlrun-envs --all | head`: stop quietly, as other command-line tools do

@@ -15,6 +15,10 @@ from gymnasium.envs.registration import register
 
 from rlrun.cli import envs as listing
 
+# rlrun's algorithms (conf/algo, SB3's and sb3-contrib's) that fit each kind of env
+DISCRETE_ALGOS = ["a2c", "ars", "dqn", "ppo", "qrdqn", "recurrent_ppo", "trpo"]
+BOX_ALGOS = ["a2c", "ars", "crossq", "ppo", "recurrent_ppo", "sac", "td3", "tqc", "trpo"]
+GOAL_ALGOS = ["a2c", "ars", "crossq", "her", "her_tqc", "ppo", "recurrent_ppo", "sac", "td3", "tqc", "trpo"]
 RLRUN_IDS = {"rlrun/GridWorld-v0", "rlrun/PointEnv-v0", "rlrun/PointGoal-v0", "rlrun/RoomToy-v0"}
 MISSING_DEPENDENCY_ID = "rlrun_test/NeedsBox2D-v0"
 
@@ -50,20 +54,20 @@ def test_lists_exactly_the_rlrun_envs(rlrun_envs: dict[str, listing.EnvInfo]) ->
 @pytest.mark.parametrize(
     ("env_id", "config", "action", "algorithms", "goal"),
     [
-        ("rlrun/GridWorld-v0", "gridworld", "Discrete(4)", ["a2c", "dqn", "ppo"], False),
-        ("rlrun/RoomToy-v0", "roomtoy", "Discrete(4)", ["a2c", "dqn", "ppo"], False),
+        ("rlrun/GridWorld-v0", "gridworld", "Discrete(4)", DISCRETE_ALGOS, False),
+        ("rlrun/RoomToy-v0", "roomtoy", "Discrete(4)", DISCRETE_ALGOS, False),
         (
             "rlrun/PointEnv-v0",
             "pointenv",
             "Box(-1.0, 1.0, (2,), float32)",
-            ["a2c", "ppo", "sac", "td3"],
+            BOX_ALGOS,
             False,
         ),
         (
             "rlrun/PointGoal-v0",
             "pointgoal",
             "Box(-1.0, 1.0, (2,), float32)",
-            ["a2c", "her", "ppo", "sac", "td3"],
+            GOAL_ALGOS,
             True,
         ),
     ],
@@ -99,8 +103,9 @@ def test_all_adds_gymnasium_envs_with_their_config(env_missing_a_dependency: str
     infos = by_id(listing.list_envs(all_envs=True))
     assert set(infos) > RLRUN_IDS and len(infos) == len(gym.registry)
     cartpole = infos["CartPole-v1"]
-    assert cartpole.config == "cartpole" and cartpole.algorithms == ["a2c", "dqn", "ppo"]
-    assert infos["Acrobot-v1"].config == "gym env.id=Acrobot-v1"
+    assert cartpole.config == "cartpole" and cartpole.algorithms == DISCRETE_ALGOS
+    assert infos["Acrobot-v1"].config == "acrobot" and infos["FrozenLake-v1"].config == "gym env.id=FrozenLake-v1"
+    assert infos["Pusher-v5"].config == "mujoco env.id=Pusher-v5" and infos["Pusher-v5"].algorithms
     missing = infos[env_missing_a_dependency]
     assert missing.observation_space is None and missing.algorithms is None
     assert missing.unavailable == 'needs `pip install "gymnasium[box2d]"`'
@@ -125,7 +130,7 @@ def test_human_listing_fits_100_columns(capsys: pytest.CaptureFixture[str], env_
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) <= 100
     assert "rlrun/PointGoal-v0\n  use          env=pointgoal\n" in out
-    assert "algorithms   a2c, her, ppo, sac, td3" in out
+    assert "algorithms   " + ", ".join(GOAL_ALGOS) in out
     assert 'spaces       unavailable: needs `pip install "gymnasium[box2d]"`' in out
 
 
