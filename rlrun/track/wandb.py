@@ -21,6 +21,7 @@ import fnmatch
 import logging
 import netrc
 import os
+import re
 import secrets
 import string
 import subprocess
@@ -46,6 +47,8 @@ CLOUD_HOSTS = ("api.wandb.ai", "api.forge.coreweave.com")
 PROJECT_FORBIDDEN = "/\\#?%:"
 TAG_LENGTH = 64  # W&B's longest tag
 ID_CHARACTERS = string.ascii_lowercase + string.digits
+# a session's folder under <run_dir>/wandb/
+SESSION = re.compile(r"(offline-)?run-(?P<time>\d{8}_\d{6})-(?P<id>[a-z0-9]+)")
 
 
 def api_key_configured(environ: Mapping[str, str] = os.environ) -> bool:
@@ -77,8 +80,15 @@ def resolved_mode(mode: str, environ: Mapping[str, str] = os.environ) -> str:
 
 def run_folders(run_dir: Path) -> list[Path]:
     """W&B's folders of the run (one per session: ``offline-run-<time>-<id>`` or ``run-<time>-<id>``), oldest first."""
-    folders = [*(run_dir / "wandb").glob("offline-run-*"), *(run_dir / "wandb").glob("run-*")]
-    return sorted((path for path in folders if path.is_dir()), key=lambda path: path.name.split("run-", 1)[1])
+    found = [(match, path) for path in (run_dir / "wandb").glob("*run-*") if (match := SESSION.fullmatch(path.name))]
+    return [path for match, path in sorted(found, key=lambda each: each[0]["time"]) if path.is_dir()]
+
+
+def session_id(folder: Path) -> str:
+    """The W&B run id a session's folder is named with."""
+    match = SESSION.fullmatch(folder.name)
+    assert match is not None, folder
+    return match["id"]
 
 
 def upload(run_dir: Path, timeout_s: float = 600) -> int:
@@ -211,7 +221,7 @@ class WandbTracker(Tracker):
         if info.resumed_from is None:
             return None  # a run started afresh (a failed sweep job run again) is a new W&B run
         folders = run_folders(info.run_dir)
-        return folders[-1].name.rsplit("-", 1)[1] if folders else None
+        return session_id(folders[-1]) if folders else None
 
     def _init(self, mode: str, name: str, group: str | None) -> Any:
         """``wandb.init`` in ``mode``: files under the run folder, no console capture, no output of W&B's own."""

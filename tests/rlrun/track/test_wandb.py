@@ -22,6 +22,7 @@ import pytest
 
 from rlrun.build.trackers import make_trackers
 from rlrun.config.errors import UserError
+from rlrun.track.base import RunInfo
 from rlrun.track.wandb import WandbTracker, resolved_mode, run_folders, upload
 from tests.rlrun.helpers import compose_config
 
@@ -234,6 +235,17 @@ def test_resume_continues_the_same_run_without_a_step_twice(tmp_path: Path, env:
     assert {step: row["eval/mean_reward"] for step, row in both.items() if "eval/mean_reward" in row} == eval_rows(
         run_dir
     )
+
+
+def test_a_resume_whose_record_lost_the_id_takes_the_newest_sessions(tmp_path: Path) -> None:
+    """An earlier session killed before run.json recorded its W&B id: the id is the newest W&B folder's; a run
+    started afresh in a folder with W&B sessions (a failed sweep job run again) is a new W&B run."""
+    for name in ("offline-run-20261124_010000-old00001", "run-20261124_020000-new00002", "offline-run-bad"):
+        (tmp_path / "wandb" / name).mkdir(parents=True)
+    info = RunInfo(tmp_path, {}, "cartpole", "CartPole-v1", "ppo", 0, "hash", None, {}, None, resumed_from=128)
+    assert WandbTracker()._earlier_id(info) == "new00002"
+    info.resumed_from = None
+    assert WandbTracker()._earlier_id(info) is None
 
 
 def test_sweep_jobs_share_the_sweep_as_their_group(tmp_path: Path, env: dict) -> None:
