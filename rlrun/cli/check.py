@@ -11,6 +11,7 @@ running (bad id, bad value). Writes no files.
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 import warnings
@@ -81,6 +82,8 @@ def _guarded(name: str, check: Callable[..., Result | list[Result]], *args: Any)
     except UserError:
         raise
     except Exception as error:
+        if os.environ.get("HYDRA_FULL_ERROR") == "1":  # the full traceback, as for rlrun's other messages
+            raise
         at, fix = failure_fix(error, cfg_id(args))
         where = innermost_outside(error.__traceback__) or ""
         if isinstance(error, AssertionError) and installed_package(where) in CHECKER_PACKAGES:

@@ -92,6 +92,7 @@ def test_a_failure_inside_an_installed_library_points_at_the_extras_pins(
         "a library the env needs (fakerobotics) fails: check the versions the extra pins"
     )
     assert 'pip install "rlrun[robotics]"' in caught.value.fix
+    assert isinstance(caught.value.__cause__, AssertionError)  # what HYDRA_FULL_ERROR=1 shows with its traceback
 
 
 def test_a_reset_failure_in_rlrun_check_names_its_line(tmp_path: Path) -> None:
