@@ -32,6 +32,8 @@ class ProgressCsv(CSVOutputFormat):
             self.file.flush()
 
     def write(self, key_values: dict[str, Any], key_excluded: dict[str, tuple[str, ...]], step: int = 0) -> None:
+        if STEP not in self.keys:  # the first column (SB3 adds new keys in no set order)
+            self.keys.insert(0, STEP)
         super().write({STEP: step, **key_values}, {STEP: (), **key_excluded}, step)
 
 
