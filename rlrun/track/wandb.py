@@ -128,7 +128,9 @@ class WandbTracker(Tracker):
         wait_s: float = 10,
     ) -> None:
         self.project, self.entity, self.mode, self.group = project, entity, mode, group
-        self.run_name, self.tags, self.artifacts = run_name, list(tags), list(artifacts)
+        self.run_name = run_name
+        self.tags = [tags] if isinstance(tags, str) else list(tags)  # logger.wandb.tags=baseline: one tag
+        self.artifacts = [artifacts] if isinstance(artifacts, str) else list(artifacts)
         self.timeout_s, self.wait_s = timeout_s, wait_s
         self.run: Any = None  # wandb's Run while the run is open
         self.run_dir: Path | None = None

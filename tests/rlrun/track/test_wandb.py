@@ -313,6 +313,11 @@ def test_check_names_the_bad_setting(setting: dict, problem: str) -> None:
         WandbTracker(**setting).check()
 
 
+def test_a_single_tag_is_one_tag() -> None:
+    tracker = WandbTracker(tags="baseline", artifacts="model.zip")  # logger.wandb.tags=baseline on the command line
+    assert tracker._tags() == ["baseline"] and tracker.artifacts == ["model.zip"]
+
+
 def test_nothing_of_wandb_is_imported_before_the_run_starts(env: dict) -> None:
     code = (
         "import sys; from rlrun.track.wandb import WandbTracker; WandbTracker().check(); "
