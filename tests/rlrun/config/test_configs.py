@@ -38,6 +38,7 @@ ANY_ID = {"gym", "mujoco", "robotics", "minigrid", "atari", "box2d"}
 def test_every_group_has_its_options() -> None:
     assert {"pointenv", "gridworld", "pointgoal", "roomtoy", "cartpole", "pendulum", "gym"} <= set(options("env"))
     assert {"ppo", "sac", "her", "dqn", "td3", "a2c"} <= set(options("algo"))
+    assert {"tqc", "crossq", "trpo", "qrdqn", "ars", "recurrent_ppo", "her_tqc"} <= set(options("algo"))  # sb3-contrib
     assert set(WRAPPER_ENVS) | FAMILY_WRAPPERS == set(options("wrappers"))
 
 
@@ -58,7 +59,7 @@ def test_gym_blank_takes_any_id() -> None:
 @pytest.mark.parametrize("algo", options("algo"))
 def test_algo_option_resolves_to_an_sb3_class(algo: str) -> None:
     cfg = compose_config("env=pointgoal", f"algo={algo}")
-    assert build.algo_class(cfg).__module__.startswith("stable_baselines3")
+    assert build.algo_class(cfg).__module__.startswith(("stable_baselines3", "sb3_contrib"))
     assert cfg.algo.policy is None  # chosen from the observation space unless set
 
 
