@@ -165,3 +165,43 @@ def test_yaml_values_read_back_the_same() -> None:
     assert OmegaConf.to_container(OmegaConf.create(text)) == tree
     assert yaml_scalar(-2) == "-2" and yaml_scalar(True) == "true"
     assert python_value("-3.67") == -3.67
+
+
+def test_env_wrappers_become_wrapper_entries_and_the_rest_is_listed(tmp_path: Path) -> None:
+    entry = {
+        "n_timesteps": 1000.0,
+        "env_wrapper": ["sb3_contrib.common.wrappers.TimeFeatureWrapper", {"rl_zoo3.wrappers.HistoryWrapper": {}}],
+        "callback": "rl_zoo3.callbacks.ParallelTrainCallback",
+        "learning_rate": "lin_1e-3",
+        "buffer_size": 2e4,  # a whole float for an int argument
+    }
+    pendulum = next(env for env in zoo_presets.env_configs(zoo_presets.CONF) if env.name == "pendulum")
+    with zoo_presets.composer() as compose:
+        preset = zoo_presets.Converter(zoo_presets.CONF, compose).convert(
+            "sac.yml", "Pendulum-v1", entry, pendulum, "sac"
+        )
+    assert [item.split(":")[0] for item in preset.not_converted] == ["env_wrapper", "callback"]
+    assert "# Not converted: callback: 'rl_zoo3.callbacks.ParallelTrainCallback'" in preset.text
+    (tmp_path / "tuned").mkdir()
+    (tmp_path / "tuned" / "zoo_test.yaml").write_text(preset.text)
+    search = f"hydra.searchpath=[file://{tmp_path}]"
+    cfg = compose_config("env=pendulum", "algo=sac", search, "tuned=zoo_test", "wrappers=[clip_action]")
+    assert cfg.algo.buffer_size == 20000 and cfg.total_timesteps == 1000
+    assert list(cfg.wrappers) == ["clip_action", "time_feature_wrapper"]  # the preset's after the command line's
+    env = build.make_env(cfg)
+    assert type(env).__name__ == "TimeFeatureWrapper" and env.observation_space.shape == (4,)  # Pendulum's 3 + time
+
+
+def test_verified_presets_are_kept_and_stale_generated_ones_removed(tmp_path: Path) -> None:
+    tuned, out = tmp_path / "tuned", tmp_path / "out"
+    tuned.mkdir()
+    out.mkdir()
+    (tuned / "pendulum_td3.yaml").write_text("# @package _global_\n# Preset for env=pendulum algo=td3, tuned here.\n")
+    (out / "gone_ppo.yaml").write_text(f"# @package _global_\n# {zoo_readme.MARKER}\n")
+    generated = f"# @package _global_\n# {zoo_readme.MARKER}\ntotal_timesteps: 5\n"
+    presets = [zoo_presets.Preset("pendulum_td3", generated), zoo_presets.Preset("cartpole_a2c", generated)]
+    report: list[str] = []
+    written = zoo_presets.write(presets, out, tuned, report)
+    assert [path.name for path in written] == ["cartpole_a2c.yaml"]
+    assert sorted(path.name for path in out.iterdir()) == ["cartpole_a2c.yaml"]  # gone_ppo removed
+    assert any(line.startswith("kept: verified preset pendulum_td3.yaml") for line in report)
