@@ -15,13 +15,15 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
+from minigrid.wrappers import FlatObsWrapper
 from omegaconf import DictConfig, OmegaConf
+from rlrun.envs.wrappers import ScaleReward
 from stable_baselines3.common.atari_wrappers import AtariWrapper
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import VecFrameStack
 
+from rlrun.build import batched, families
 from rlrun.build import envs as build
-from rlrun.build import families
 from rlrun.config.errors import UserError
 from tests.rlrun.helpers import compose_config, shrink
 
@@ -165,6 +167,20 @@ def test_atari_stacks_four_preprocessed_frames_over_monitor(overrides: list[str]
     assert isinstance(venv, VecFrameStack) and venv.observation_space.shape == (84, 84, 4)
     assert venv.reset().shape == (1, 84, 84, 4)
     venv.close()
+
+
+def test_family_wrappers_sit_between_monitor_and_the_users_wrappers() -> None:
+    env = build.make_env(tiny("env=minigrid_empty_5x5", "wrappers=[scale_reward]"))
+    layers = atari_layers(env)
+    assert layers.index(ScaleReward) < layers.index(FlatObsWrapper) < layers.index(Monitor)
+    env.close()
+
+
+def test_native_vectorization_refuses_the_family_keys() -> None:
+    cfg = tiny("env=pong", "env.vectorization=native")
+    with pytest.raises(UserError, match="env.wrappers .* has no batched version"):
+        build.make_train_env(cfg)
+    assert any("env.frame_stack" in problem for problem, _ in batched.problems(cfg))
 
 
 def test_atari_evaluation_reports_the_unclipped_score() -> None:
