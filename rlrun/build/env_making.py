@@ -35,6 +35,10 @@ ID_MODULES = {
 }
 
 
+# Where a failure is the algorithm's rather than the env's.
+ALGORITHM_PACKAGES = ("stable_baselines3", "sb3_contrib", "torch")
+
+
 def register_installed_families() -> list[str]:
     """Import the registering module of every installed family not imported yet; returns those imported.
 
@@ -83,10 +87,12 @@ def installed_package(path: str) -> str | None:
 
 
 def failure_fix(error: BaseException, env_id: str) -> tuple[str, str]:
-    """Where a failure inside an env (its constructor, ``reset`` or ``step``) started, and a fix that fits it.
+    """Where a failure inside an env (its constructor, ``reset`` or ``step``) or the algorithm started, and a fix
+    that fits it.
 
-    Returns ``(" (raised at file:line)", fix)``: in the user's own code, fix it there; in an installed library
-    (an assertion of Gymnasium-Robotics under a MuJoCo it does not support), check the versions its extra pins.
+    Returns ``(" (raised at file:line)", fix)``: in the user's own code, fix it there; in SB3 or torch, the
+    algorithm's settings; in another installed library (an assertion of Gymnasium-Robotics under a MuJoCo it does
+    not support), the versions its family's extra pins.
     """
     where = innermost_outside(error.__traceback__)
     if where is None:
@@ -95,6 +101,11 @@ def failure_fix(error: BaseException, env_id: str) -> tuple[str, str]:
     at = f" (raised at {where})"
     if package is None:
         return at, f"fix the env's code at {where} (HYDRA_FULL_ERROR=1 shows the full traceback)"
+    if package in ALGORITHM_PACKAGES:
+        return at, (
+            f"the algorithm failed inside {package}: check the algo.* values against its documentation, and the "
+            "observations and actions the env gives it; HYDRA_FULL_ERROR=1 shows the full traceback"
+        )
     module = registering_module(env_id)  # the env's own family first: Fetch failing inside mujoco is robotics'
     family = next((f for f in families.FAMILIES.values() if module and f.registers == module), None)
     family = family or next((f for f in families.FAMILIES.values() if package in f.modules), None)

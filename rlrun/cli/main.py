@@ -14,7 +14,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import hydra
 from hydra.core.global_hydra import GlobalHydra
@@ -180,8 +180,25 @@ def _single_run(cfg: DictConfig, meta: dict[str, Any]) -> float:
                 file=sys.stderr,
             )
             sys.exit(130)
+        except UserError:
+            raise
+        except Exception as error:  # the env or the algorithm failed while training: where, and a fix
+            if os.environ.get("HYDRA_FULL_ERROR") == "1":
+                raise
+            _report_failure(error, str(cfg.env.id), run_dir)
     _report(run_dir, final, *about)
     return float(final["mean_return"])
+
+
+def _report_failure(error: Exception, env_id: str, run_dir: Path) -> NoReturn:
+    """A run that failed inside the env or the algorithm: the exception, the line it was raised at (the innermost
+    outside rlrun) and a fix (:func:`rlrun.build.env_making.failure_fix`); exit status 1."""
+    from rlrun.build.env_making import failure_fix
+
+    at, fix = failure_fix(error, env_id)
+    recorded = f"\nrun.json in {run_dir} records it" if (run_dir / "run.json").is_file() else ""
+    print(f"rlrun: run failed: {type(error).__name__}: {error}{at}\n  fix: {fix}{recorded}", file=sys.stderr)
+    sys.exit(1)
 
 
 def _resume_overrides(command: CommandLine) -> list[str]:

@@ -153,3 +153,19 @@ def test_an_id_still_not_found_names_what_would_register_it(env_id: str, fix: st
 def test_a_family_that_is_not_installed_is_named_with_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(env_making.families, "missing_modules", list)  # as if no extra were installed
     assert env_making.unknown_id_fix("ALE/Pong-v5") == 'ale_py registers it: install it with pip install "rlrun[atari]"'
+
+
+def test_a_step_failure_while_training_names_its_line(tmp_path: Path) -> None:
+    # Before: Hydra's shortened traceback, ending in the env's exception.
+    args = ["env=gym", "env.id=tests.rlrun.checks.tiny_envs:obs/StepFails-v0", "algo=ppo", "algo.n_steps=32"]
+    result = run("rlrun", [*args, "algo.batch_size=32", *QUICK], tmp_path, tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    source = ROOT / "tests" / "rlrun" / "checks" / "tiny_envs.py"
+    number = next(i for i, text in enumerate(source.read_text().splitlines(), 1) if "raise FloatingPointError" in text)
+    line = f"{source}:{number}"
+    assert f"rlrun: run failed: FloatingPointError: the simulation diverged at step 20 (raised at {line})" in (
+        result.stderr
+    )
+    assert f"fix: fix the env's code at {line}" in result.stderr and "Traceback" not in result.stderr
+    [run_json] = (tmp_path / "outputs").rglob("run.json")
+    assert '"status": "failed"' in run_json.read_text()

@@ -73,6 +73,23 @@ class NoFrames(TinyImage):
         raise RuntimeError("no frames here")
 
 
+def _advance(t: int) -> int:
+    """The simulator's step: it fails on the 20th (where the tests expect the report to point)."""
+    if t >= 20:
+        raise FloatingPointError(f"the simulation diverged at step {t}")
+    return t + 1
+
+
+class StepFails(TinyImage):
+    """Steps like :class:`TinyImage` until its simulator fails on the 20th step of an episode (8-step episodes
+    never get there: ``max_episode_steps`` is left to the registration, here none)."""
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        self._t = _advance(self._t)
+        return self.np_random.integers(0, 256, (7, 7, 3), dtype=np.uint8), 0.0, False, False, {}
+
+
 gym.register("obs/Note-v0", entry_point=Note)
+gym.register("obs/StepFails-v0", entry_point=StepFails)
 gym.register("obs/NoFrames-v0", entry_point=NoFrames)
 gym.register("obs/TinyImage-v0", entry_point=TinyImage)
