@@ -132,8 +132,10 @@ class Tracker:
         return ScalarsTo(self, resumed_from)
 
     def start_group(self, folder: Path, name: str, kind: str, previous: dict[str, Any]) -> dict[str, Any]:
-        """A sweep's or a study's own run (``kind``: ``sweep`` or ``study``), before its jobs start; the record
-        its jobs get as :attr:`RunInfo.group` and the group's next invocation as ``previous``."""
+        """A sweep's or a study's own run (``kind``: ``sweep``, ``study`` or ``trial``), before its jobs start;
+        the record its jobs get as :attr:`RunInfo.group` and the group's next invocation as ``previous`` (for a
+        study's trial, ``previous`` is ``{"parent": <the study's group record>}``). After it, ``log_params``,
+        ``log_metrics`` and ``set_tags`` log into the group's run."""
         return {}
 
     def finish_group(self, record: dict[str, Any], status: str, artifacts: Sequence[Path] = ()) -> None:

@@ -34,12 +34,15 @@ class Group:
         self.record = record
 
     @classmethod
-    def open(cls, logger: Mapping[str, Any] | None, folder: Path, name: str, kind: str) -> Group:
-        """Check the loggers' settings (a mistake: exit 2 before any job), then start the group's run."""
+    def open(
+        cls, logger: Mapping[str, Any] | None, folder: Path, name: str, kind: str, parent: Group | None = None
+    ) -> Group:
+        """Check the loggers' settings (a mistake: exit 2 before any job), then start the group's run (under
+        ``parent``'s: a study's trial)."""
         trackers: list[Tracker] = make_trackers(DEFAULT_LOGGER if logger is None else logger)
         for tracker in trackers:
             tracker.check()
-        previous = read_json(folder / GROUP_FILE) or {}
+        previous = {"parent": parent.record} if parent is not None else read_json(folder / GROUP_FILE) or {}
         record: dict[str, Any] = {"name": name, "kind": kind}
         for tracker in trackers:
             try:
@@ -54,6 +57,19 @@ class Group:
         folder.mkdir(parents=True, exist_ok=True)
         write_json(folder / GROUP_FILE, record)
         return cls(trackers, folder, record)
+
+    def log(self, params: Mapping[str, Any], metrics: Mapping[str, float], step: int, tags: Mapping[str, str]) -> None:
+        """Log into the group's own run (a trial's values, objective and seeds)."""
+        for tracker in self.trackers:
+            if tracker.name not in self.record:
+                continue
+            try:
+                tracker.log_params(params)
+                tracker.set_tags(tags)
+                if metrics:
+                    tracker.log_metrics(metrics, step)
+            except Exception as error:  # noqa: BLE001 - the study goes on
+                log.warning("tracking: %s could not log the %s's values (%s)", tracker.name, self.record["kind"], error)
 
     def close(self, status: str, artifacts: Sequence[Path] | None = None) -> None:
         """End the group's run with ``status`` (``completed``, ``failed``, ``interrupted``), uploading

@@ -191,6 +191,9 @@ class MlflowTracker(Tracker):
     current: dict[str, Any] | None = None
 
     def _put(self, op: dict[str, Any]) -> None:
+        if self.thread is None and self.store is not None:  # a group's run (start_group): sent at once
+            self.store.apply(op, self.run_dir)
+            return
         try:
             self.queue.put_nowait(op)
         except queue.Full:
@@ -302,7 +305,10 @@ class MlflowTracker(Tracker):
         same = own.get("tracking_uri") == self.uri
         op: dict[str, Any] = {"op": "start", "run_id": own.get("run_id") if same else None}
         if op["run_id"] is None:
-            op.update(name=name, tags={"run_dir": str(folder.absolute()), kind: name, "status": "running"}, time=_ms())
+            tags = {"run_dir": str(folder.absolute()), kind: name, "status": "running", **self.tags}
+            if parent := ((previous.get("parent") or {}).get("mlflow") or {}).get("run_id"):
+                tags["mlflow.parentRunId"] = parent  # a study's trial: under the study's run
+            op.update(name=name, tags=tags, time=_ms())
         self.store.apply(op, folder)
         self.run_id = self.store.run_id
         return {"run_id": self.run_id, "tracking_uri": self.uri, "experiment": self.experiment}

@@ -214,20 +214,27 @@ def optimize(setup: Setup, study: optuna.Study, storage: optuna.storages.BaseSto
 
     Stopped (Ctrl-C, SIGTERM), it stops its trials' runs and gives the trials back to the study.
     """
+    from rlrun.tune.tracking import StudyTracking
+
     running: list[TrialRun] = []
+    tracked = StudyTracking.open(setup)  # with logger=[..., mlflow]: the study's run, a run per trial under it
+    stopped = True
     try:
         while True:
             while len(running) < setup.tune["n_jobs"] and (new := _next_trial(setup, study, storage)) is not None:
-                new.start()
+                tracked.start(new) if tracked is not None else new.start()
                 running.append(new)
                 values = " ".join(new.trial.user_attrs["overrides"])
                 log.info("trial %d started: %s in %s", new.trial.number, values, new.folder)
             if not running:
+                stopped = False
                 return
             for run in list(running):
                 if (outcome := run.poll()) is not None:
                     running.remove(run)
                     _finish(study, run, outcome)
+                    if tracked is not None:
+                        tracked.finish(run, outcome)
                     log.info("%s", progress(study, setup.tune["trials"]))
             time.sleep(POLL_S)
     finally:
@@ -235,3 +242,5 @@ def optimize(setup: Setup, study: optuna.Study, storage: optuna.storages.BaseSto
             run.stop()
             frozen = next(t for t in study.get_trials(deepcopy=False) if t.number == run.trial.number)
             abandon(study, storage, frozen, "rlrun-tune was stopped")
+        if tracked is not None:
+            tracked.close(stopped)

@@ -26,7 +26,12 @@ mlflow = pytest.importorskip("mlflow")
 REPO = Path(__file__).resolve().parents[3]
 BIN = Path(sys.executable).parent
 MLFLOW = ["logger=[tensorboard,mlflow]"]
-SMALL_ROLLOUTS = ["env.n_envs=2", "algo.batch_size=64", "eval.every=64", "snapshot.every=128"]  # rollouts of 64 steps: 4 in a run
+SMALL_ROLLOUTS = [
+    "env.n_envs=2",
+    "algo.batch_size=64",
+    "eval.every=64",
+    "snapshot.every=128",
+]  # rollouts of 64 steps: 4 in a run
 
 
 def free_port() -> int:
@@ -259,3 +264,20 @@ def test_sync_imports_a_run_trained_without_a_logger_once(store: str, tmp_path: 
     assert run.info.status == "FINISHED" and run.data.params["algo.n_steps"] == "32"
     assert steps(store, run_id, "eval/mean_reward") == eval_steps(tmp_path)  # from tb/, once
     assert {"config.yaml", "run.json", "model.zip"} <= {item.path for item in client(store).list_artifacts(run_id)}
+
+
+def test_a_study_is_a_run_with_a_run_per_trial_and_the_seeds_under_it(tmp_path: Path) -> None:
+    from tests.rlrun.tune.test_tune import STUDY, run_tune
+
+    result = run_tune(tmp_path, *STUDY, *MLFLOW, "tune.trials=1", "tune.validate_seeds=0")
+    assert result.returncode == 0, result.stderr
+    store = f"sqlite:///{tmp_path / 'outputs' / 'mlflow.db'}"
+    runs = client(store).search_runs([client(store).get_experiment_by_name("rlrun").experiment_id])
+    by_kind = {kind: [run for run in runs if kind in run.data.tags] for kind in ("study", "trial")}
+    (study,), (trial,) = by_kind["study"], by_kind["trial"]
+    assert trial.data.tags["mlflow.parentRunId"] == study.info.run_id
+    assert trial.data.tags["seeds"] == "0,1" and trial.data.tags["state"] == "COMPLETE"
+    assert "algo.learning_rate" in trial.data.params and "objective" in trial.data.metrics
+    seeds = [run for run in runs if run.data.tags.get("mlflow.parentRunId") == trial.info.run_id]
+    assert sorted(run.data.params["seed"] for run in seeds) == ["0", "1"]
+    assert all(run.info.status == "FINISHED" for run in [study, trial, *seeds])
