@@ -33,6 +33,8 @@ sb3-contrib's algorithms:
   ``on_rollout_start``, and nothing between the previous ``on_rollout_end`` and that draw uses torch's generator
   (:func:`draws_before_rollout_start`): a resume puts back the generator as it was at the rollout's end, so the
   same candidates are drawn again. ARS's own state (``weights``, ``_n_updates``) is saved by ``model.save``.
+- ARS's ``_trigger_callback`` drops what the callbacks' ``on_step`` returns (:func:`ignores_callback_stop`): a
+  callback cannot stop its ``learn()`` by returning False, only by raising.
 
 SB3's vec envs:
 
@@ -131,6 +133,11 @@ def put_recurrent_states(model: BaseAlgorithm, saved: Any) -> None:
 def draws_before_rollout_start(model: BaseAlgorithm) -> bool:
     """Whether the algorithm draws its next rollout's random numbers from torch's generator before the callbacks'
     ``on_rollout_start`` (where snapshots are taken), with no draw since the previous ``on_rollout_end``."""
+    return isinstance(model, ARS)
+
+
+def ignores_callback_stop(model: BaseAlgorithm) -> bool:
+    """Whether ``learn()`` goes on when a callback's ``on_step`` returns False (ARS), and has no rollout locals."""
     return isinstance(model, ARS)
 
 

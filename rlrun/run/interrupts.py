@@ -36,6 +36,11 @@ class RunInterrupted(Exception):
         self.exit_status = 128 + signum
 
 
+class LearningStopped(Exception):
+    """Raised by the callbacks to stop ``learn()`` of an algorithm that ignores their False (ARS:
+    :func:`rlrun.run.internals.ignores_callback_stop`); the run catches it where it calls ``learn()``."""
+
+
 class InterruptCallback(BaseCallback):
     """Turns the stop signals into a stop of ``learn()`` at the boundary, or at once on a second signal.
 
@@ -74,6 +79,8 @@ class InterruptCallback(BaseCallback):
         if self.stop_snapshot is not None:
             return False
         if len(self.signals) >= 2:
+            if internals.ignores_callback_stop(self.model):  # ARS: no step of SB3's to complete
+                raise LearningStopped
             self._complete_step()
             return False
         return True
@@ -94,5 +101,7 @@ class StoppableCallbacks(CallbackList):
 
     def _on_step(self) -> bool:
         if self.interrupts.stop_snapshot is not None:
+            if internals.ignores_callback_stop(self.model):
+                raise LearningStopped
             return False
         return super()._on_step()

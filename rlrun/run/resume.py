@@ -7,8 +7,9 @@ running returns, the logger's values recorded but not yet written, and the evalu
 (best and latest score, training seconds), RecurrentPPO's LSTM states (which its own save leaves out),
 and for ARS torch's generator as it was at the end of the last rollout (ARS draws the next rollout's noise
 before the snapshot is taken: :func:`rlrun.run.internals.draws_before_rollout_start`). Action noise (its
-state included, e.g. Ornstein-Uhlenbeck's) is saved by ``model.save`` itself. Envs that cannot be pickled cannot be snapshotted at all. What is private
-to SB3 or Gymnasium is reached through :mod:`rlrun.run.internals`.
+state included, e.g. Ornstein-Uhlenbeck's) is saved by ``model.save`` itself. Envs that cannot be pickled
+cannot be snapshotted at all. What is private to SB3 or Gymnasium is reached through
+:mod:`rlrun.run.internals`.
 """
 
 from __future__ import annotations

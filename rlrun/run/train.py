@@ -7,6 +7,7 @@ Hydra knows (``meta``), so tests call them without Hydra's runtime.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -37,7 +38,7 @@ from rlrun.run import resume as exact_resume
 from rlrun.run import snapshots
 from rlrun.run.evaluation import PeriodicEvaluation, evaluate, sync_normalization
 from rlrun.run.heartbeat import KeepRecordCurrent
-from rlrun.run.interrupts import InterruptCallback, RunInterrupted, StoppableCallbacks
+from rlrun.run.interrupts import InterruptCallback, LearningStopped, RunInterrupted, StoppableCallbacks
 from rlrun.track.session import Tracking
 
 log = logging.getLogger("rlrun")
@@ -176,12 +177,13 @@ def _run(
         )
         interrupts = InterruptCallback(snapshotter.snapshot)
         with interrupts.installed():  # through the final evaluation: a signal then lets the run complete
-            model.learn(
-                cfg.total_timesteps - model.num_timesteps,
-                callback=StoppableCallbacks([*first, evaluator, live, snapshotter], interrupts),
-                reset_num_timesteps=snapshot is None,
-                progress_bar=_progress_bar(cfg, meta),
-            )
+            with contextlib.suppress(LearningStopped):  # how a stop signal ends ARS, which ignores a callback's False
+                model.learn(
+                    cfg.total_timesteps - model.num_timesteps,
+                    callback=StoppableCallbacks([*first, evaluator, live, snapshotter], interrupts),
+                    reset_num_timesteps=snapshot is None,
+                    progress_bar=_progress_bar(cfg, meta),
+                )
             if interrupts.received is not None:
                 interrupts.stop_snapshot or snapshotter.snapshot()  # steps and seconds recorded as it is written
                 record.finish("interrupted")
