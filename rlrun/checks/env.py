@@ -12,6 +12,7 @@ process) and reporting a mode that fails to render as information: training neve
 
 from __future__ import annotations
 
+import copy
 import functools
 import io
 import math
@@ -29,7 +30,7 @@ import numpy as np
 from gymnasium.utils import EzPickle
 from gymnasium.utils.env_checker import check_env as gym_check_env
 from gymnasium.utils.passive_env_checker import env_render_passive_checker
-from omegaconf import DictConfig
+from omegaconf import DictConfig, open_dict
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 from rlrun.build import envs as build
@@ -171,6 +172,38 @@ def render_modes(cfg: DictConfig, modes: list[str]) -> tuple[str, list[str]]:
         notes.append(f"calling env.close() on a closed env should be allowed, but it raised {error!r}")
     rendered = f"rendered {', '.join(done)}" if done else ""
     return "; ".join(filter(None, [rendered, *skipped])), notes
+
+
+def by_family_design(cfg: DictConfig, result: Result, checker: Callable[..., None], probe: gym.Env) -> Result:
+    """A checker's FAIL on the env as it trains, as information when the family's own wrappers cause it (the raw
+    env passes, and so does the env without the user's wrappers fail the same way): SB3's ``AtariWrapper`` ends
+    an episode at a lost life and continues the game at the next ``reset``, which Gymnasium's seeded-reset check
+    takes for non-determinism. Training uses these wrappers as RL Zoo does; a FAIL the user's wrappers cause stays."""
+    family = cfg.env.get("wrappers")
+    if result.status != FAIL or not family:
+        return result
+    if cfg.wrappers:  # the env with the family's wrappers only must fail the same way
+        alone = copy.deepcopy(cfg)
+        with open_dict(alone):
+            alone.wrappers = {}
+        with closing(build.make_env(alone)) as env:
+            try:
+                run_checker(result.name, checker, env)
+                return result
+            except Exception as error:
+                if f"{type(error).__name__}: {error}" != result.detail:
+                    return result
+    try:
+        run_checker(result.name, checker, probe.unwrapped)
+    except Exception:
+        return result  # the raw env fails too: the env's own problem
+    names = ", ".join(f"env.wrappers.{name}" for name in family)
+    note = (
+        f"the raw env passes: the family's wrappers ({names}) cause it, as they are meant to (e.g. SB3's "
+        "AtariWrapper ends an episode at a lost life and continues the game at the next reset); rlrun trains with "
+        "them as RL Zoo does"
+    )
+    return Result(result.name, INFO, result.detail, [note, *result.notes])
 
 
 def raw_env_problems(env: gym.Env, reported: list[Result]) -> Result | None:

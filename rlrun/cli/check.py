@@ -107,7 +107,8 @@ def run_checks(cfg: DictConfig, with_algo: bool) -> list[Result]:
         validate.raise_if(validate.observation_problems(cfg.env.id, probe.observation_space))  # SB3 cannot train
         results: list[Result] = []
         for name, checker in CHECKERS.items():
-            results += _guarded(name, env_checks.run_checker, name, checker, probe)
+            [checked] = _guarded(name, env_checks.run_checker, name, checker, probe)
+            results.append(env_checks.by_family_design(cfg, checked, checker, probe))
         rendered = _guarded("render modes", _render_modes, cfg, probe)
         results[0].detail = "; ".join(filter(None, [rendered[0].detail, results[0].detail]))
         results[0].notes += rendered[0].notes
