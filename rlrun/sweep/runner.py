@@ -179,8 +179,8 @@ def run(
         print(f"sweep record: {path}", flush=True)
         _write_tables(sweep_dir)
         if group is not None:
-            bad = launcher_failed or any(outcome.status not in ("completed", "skipped") for outcome in outcomes)
-            group.close("interrupted" if stopped else "failed" if bad else "completed")
+            whole = not launcher_failed and all(outcome.status in ("completed", "skipped") for outcome in outcomes)
+            group.close("interrupted" if stopped else "completed" if whole else "failed")
     if stopped is not None:
         return 128 + int(stopped)
     bad = {"failed", "interrupted", "refused", "not_started"}

@@ -1,7 +1,8 @@
 """``logger=[..., mlflow]``: each run as an MLflow run (params, metrics at their env step, tags, artifacts).
 
-Training never waits for MLflow: every call is an operation (:mod:`rlrun.track.mlflow_store`) queued to a
-thread of its own, which imports MLflow, opens the store once and sends. When the service fails, the thread
+Every call is an operation (:mod:`rlrun.track.mlflow_store`) queued to a thread of its own, which imports MLflow,
+opens the store once and sends; the run waits for its start (the fixed cost, reported in the log) before
+training, and for nothing after that. When the service fails, the thread
 warns once and keeps each operation in ``<run_dir>/tracking-unsent.jsonl`` instead; after each periodic
 evaluation it tries that file again. At the end the run waits for the thread while it makes progress (an
 operation done within ``wait_s``); what is still unsent is in that file, counted in run.json's
@@ -31,6 +32,7 @@ DEFAULT_ARTIFACTS = ("config.yaml", "run.json", "eval.csv", "model.zip", "*.mp4"
 _QUEUE = 10_000  # operations waiting for the thread; beyond that they go straight to the unsent file
 _RETRY = {"op": "retry"}  # not an operation of the run: asks the thread to send the unsent file again
 _STOP = {"op": "stop"}
+_READY = {"op": "ready"}  # the operations of the run's start are done
 
 
 def read_unsent(path: Path) -> list[dict[str, Any]]:
@@ -90,6 +92,7 @@ class MlflowTracker(Tracker):
         self.down = False  # the service failed: operations go to the unsent file until a retry succeeds
         self.abandoned = False  # the run ended without waiting for the thread
         self.done = threading.Event()
+        self.ready = threading.Event()  # the run's start went (or failed)
         self.thread: threading.Thread | None = None
         self.store: Store | None = None
         self.run_dir = Path()
@@ -128,14 +131,18 @@ class MlflowTracker(Tracker):
             if self.run_id is not None:  # else the earlier session's start, among the unsent operations
                 self._put({"op": "start", "run_id": self.run_id})  # the same run, from where it stopped
             self.set_tags({"status": "running"})
-            return
-        tags = {"run_dir": str(info.run_dir.absolute()), "status": "running", **self.tags}
-        if info.sweep:
-            tags["sweep"] = info.sweep
-        if parent := (info.group.get("mlflow") or {}).get("run_id"):
-            tags["mlflow.parentRunId"] = parent
-        self._put({"op": "start", "name": self._name(info), "tags": tags, "time": _ms()})
-        self._put({"op": "params", "params": info.params()})
+        else:
+            tags = {"run_dir": str(info.run_dir.absolute()), "status": "running", **self.tags}
+            if info.sweep:
+                tags["sweep"] = info.sweep
+            if parent := (info.group.get("mlflow") or {}).get("run_id"):
+                tags["mlflow.parentRunId"] = parent
+            self._put({"op": "start", "name": self._name(info), "tags": tags, "time": _ms()})
+            self._put({"op": "params", "params": info.params()})
+        self._put(_READY)
+        # the fixed cost (import, store, run) before training, not during it: training's own time stays
+        # the logging's alone; a service that hangs holds the start up for one bounded call at most
+        self.ready.wait(self.timeout_s + 60.0)
 
     def _unsent_start(self) -> bool:
         """Whether the earlier session's start is among its unsent operations (sent before what follows)."""
@@ -176,7 +183,7 @@ class MlflowTracker(Tracker):
                         left.append(self.queue.get_nowait())
                     except queue.Empty:
                         break
-                self._keep([op for op in left if op not in (_RETRY, _STOP)])
+                self._keep([op for op in left if op not in (_RETRY, _STOP, _READY)])
             log.warning("tracking: MLflow did not answer within %.0f s at the end of the run", self.wait_s)
             break
 
@@ -223,6 +230,9 @@ class MlflowTracker(Tracker):
             if op is _STOP:
                 self.done.set()
                 return
+            if op is _READY:
+                self.ready.set()
+                continue
             self._send(op)
             with self.lock:
                 self.current = None
