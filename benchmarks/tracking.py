@@ -1,6 +1,6 @@
 """Tracking's cost: ``python -m benchmarks.tracking [--reps 3] [--steps 100000] [--quick]``.
 
-Sides (whole processes, alternating, after a round that is not counted and creates the stores):
+Sides (whole processes, alternating, after a short round that is not counted and creates the stores):
 ``tensorboard`` (the default logger), ``mlflow local`` (``logger=[tensorboard,mlflow]``, the SQLite store in the
 outputs folder) and ``mlflow server`` (the same against an ``mlflow server`` started here on 127.0.0.1).
 Reported: training time (run.json's ``wall_s``) and whole-process time per side, MLflow's fixed cost as the
@@ -91,7 +91,8 @@ def run(reps: int, steps: int, quick: bool) -> str:
                 for name, extra in SIDES.items():
                     run_dir = work / "outputs" / "runs" / f"{name.replace(' ', '_')}-{rep}"
                     args = [a.format(server=url) for a in extra]
-                    cmd = [PYTHON, "-m", "rlrun", *CASE, f"total_timesteps={steps}", *args, f"hydra.run.dir={run_dir}"]
+                    budget = steps if rep >= 0 else 2_048
+                    cmd = [PYTHON, "-m", "rlrun", *CASE, f"total_timesteps={budget}", *args, f"hydra.run.dir={run_dir}"]
                     proc = run_process(cmd, work / "logs" / f"{run_dir.name}.log", cwd=work)
                     if rep < 0:
                         continue
@@ -149,7 +150,7 @@ def run(reps: int, steps: int, quick: bool) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=100_000)
+    parser.add_argument("--steps", type=int, default=600_000, help="a minute or more of training here")
     parser.add_argument("--quick", action="store_true", help="2,048 steps, 1 repetition: proves it works")
     args = parser.parse_args()
     reps, steps = (1, 2_048) if args.quick else (args.reps, args.steps)
