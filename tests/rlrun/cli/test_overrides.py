@@ -48,14 +48,17 @@ def test_a_misspelt_wrapper_gets_the_list_and_the_closest_name() -> None:
     error = caught.value
     assert error.status == 1  # Hydra's status for a config it cannot compose
     assert error.problem.startswith("unknown wrapper 'flaten' (did you mean 'flatten'?); available wrappers: ")
-    assert "clip_action, flatten, frame_stack, relative_position, rescale_action, scale_reward" in error.problem
+    assert (
+        "atari, clip_action, flatten, frame_stack, minigrid_flat, minigrid_image, relative_position, rescale_action, "
+        "scale_reward" in error.problem
+    )
     assert error.fix == "wrappers=[relative_position,flatten]"
 
 
 def test_a_name_close_to_nothing_gets_the_list() -> None:
     with pytest.raises(override_checks.UnknownOption) as caught:
         override_checks.check_wrapper_names(["wrappers=[zzz]"])
-    assert caught.value.problem.startswith("unknown wrapper 'zzz'; available wrappers: clip_action")
+    assert caught.value.problem.startswith("unknown wrapper 'zzz'; available wrappers: atari, clip_action")
     assert "--config-dir" in str(caught.value.fix)
 
 

@@ -73,7 +73,7 @@ CASES = [
         "misspelt-wrapper",
         ["wrappers=[relative_position,flaten]"],
         HYDRA,
-        "unknown wrapper 'flaten' (did you mean 'flatten'?); available wrappers: clip_action, flatten,",
+        "unknown wrapper 'flaten' (did you mean 'flatten'?); available wrappers: atari, clip_action, flatten,",
     ),
 ]
 if not torch.cuda.is_available():
