@@ -175,19 +175,14 @@ class WandbTracker(Tracker):
 
     def start(self, info: RunInfo) -> None:
         """Open the W&B run (or, for a resumed run, continue the earlier session's run id) and log the params."""
-        self.used_mode = resolved_mode(self.mode)
-        if self.used_mode == "disabled":
-            return
-        self.shown_dir = info.run_dir  # as the user gave it, for the messages
-        self.run_dir = info.run_dir.resolve()  # W&B's records name files by absolute paths: wandb sync runs anywhere
         previous = info.previous.get(self.name) or {}  # run.json's tracking block of the earlier session
         self.run_id = previous.get("run_id") or self._earlier_id(info) or new_id()
         earlier_steps = [info.resumed_from, previous.get("last_step")]
         self.floor = max((step for step in earlier_steps if isinstance(step, int)), default=-1)
         self.last_step = self.floor
+        kind = info.group.get("kind", "sweep")  # a sweep's job, or one seed of a study's trial
         if info.sweep:
-            self.labels["sweep"] = info.sweep
-        self.labels["status"] = "running"
+            self.labels[kind] = info.sweep
         fields = {
             "env": info.env,
             "algo": info.algo,
@@ -196,10 +191,23 @@ class WandbTracker(Tracker):
             "sweep": info.sweep,
             "run": info.run_dir.name,
         }
-        name = self.run_name.format(**fields)
-        self.used_group = group = self.group or info.sweep
+        # a trial's seeds join the study's group (their trial's record names it), as W&B job type their trial
+        group = self.group or (info.group.get(self.name) or {}).get("group") or info.sweep
+        job_type = info.sweep if kind == "trial" else None
+        if self._open(info.run_dir, self.run_name.format(**fields), group, job_type):
+            self.run.config.update(info.params(), allow_val_change=True)  # a resume may run newer package versions
+
+    def _open(self, folder: Path, name: str, group: str | None, job_type: str | None) -> bool:
+        """Open the W&B run ``self.run_id`` under ``folder``/wandb; an online start that fails opens it offline."""
+        self.used_mode = resolved_mode(self.mode)
+        if self.used_mode == "disabled":
+            return False
+        self.shown_dir = folder  # as the user gave it, for the messages
+        self.run_dir = folder.resolve()  # W&B's records name files by absolute paths: wandb sync runs anywhere
+        self.used_group = group
+        self.labels["status"] = "running"
         try:
-            self.run = self._init(self.used_mode, name, group)
+            self.run = self._init(self.used_mode, name, group, job_type)
         except Exception as error:  # noqa: BLE001 - an online start that fails logs offline instead
             if self.used_mode != "online":
                 raise
@@ -208,15 +216,15 @@ class WandbTracker(Tracker):
                 "with: wandb sync %s/wandb/offline-run-*",
                 type(error).__name__,
                 error,
-                self.shown_dir,
-                self.shown_dir,
+                folder,
+                folder,
             )
             self.used_mode, self.fell_back = "offline", True
             import wandb
 
             wandb.teardown()  # W&B's service still holds the run id of the failed start
-            self.run = self._init("offline", name, group)
-        self.run.config.update(info.params(), allow_val_change=True)  # a resume may run newer package versions
+            self.run = self._init("offline", name, group, job_type)
+        return True
 
     def _earlier_id(self, info: RunInfo) -> str | None:
         """A resumed run whose record lost its W&B id (the earlier session was killed): the newest W&B folder's."""
@@ -225,7 +233,7 @@ class WandbTracker(Tracker):
         folders = run_folders(info.run_dir)
         return session_id(folders[-1]) if folders else None
 
-    def _init(self, mode: str, name: str, group: str | None) -> Any:
+    def _init(self, mode: str, name: str, group: str | None, job_type: str | None) -> Any:
         """``wandb.init`` in ``mode``: files under the run folder, no console capture, no output of W&B's own."""
         import wandb
 
@@ -238,6 +246,7 @@ class WandbTracker(Tracker):
             console="off",  # stdout and stderr left alone (rlrun's log is its own)
             disable_git=True,  # rlrun logs the commit itself (param ``git``)
             save_code=False,
+            reinit="create_new",  # several runs open at once in one process: a study's trials
             init_timeout=float(self.timeout_s),
             finish_timeout=float(self.wait_s) if online else 0.0,
         )
@@ -249,6 +258,7 @@ class WandbTracker(Tracker):
             resume="allow",
             name=name,
             group=group,
+            job_type=job_type,
             tags=self._tags(),
             mode="online" if online else "offline",
             settings=settings,
@@ -315,6 +325,23 @@ class WandbTracker(Tracker):
                 self.run_id,
                 self.shown_dir,
             )
+
+    def start_group(self, folder: Path, name: str, kind: str, previous: dict[str, Any]) -> dict[str, Any]:
+        """W&B groups runs by a name, so a sweep or a study needs no run of its own: a sweep's jobs take its name
+        as their group. A study's trial is a run in the study's group (job type ``trial``), holding the trial's
+        values (config), seeds and state (tags) and objective (a metric); its seeds' runs join the same group."""
+        if kind != "trial":
+            return {}
+        study = self.group or (previous.get("parent") or {}).get("name") or name
+        self.run_id = new_id()
+        self.labels["study"] = study
+        if not self._open(folder, name, study, "trial"):
+            return {}
+        return {"group": study, "run_id": self.run_id}
+
+    def finish_group(self, record: dict[str, Any], status: str, artifacts: Sequence[Path] = ()) -> None:
+        """End the trial's run with its status (a sweep's or a study's has none)."""
+        self.finish(status, artifacts)
 
     def record(self) -> dict[str, Any]:
         """run.json's ``tracking.wandb``: the W&B run's id (a resume continues it), its mode, its last step."""

@@ -258,11 +258,26 @@ def test_sweep_jobs_share_the_sweep_as_their_group(tmp_path: Path, env: dict) ->
     assert all("sweep:tiny" in run["tags"] for run in runs) and runs[0]["run_id"] != runs[1]["run_id"]
 
 
+def test_a_study_is_a_group_with_a_run_per_trial_and_its_seeds(tmp_path: Path, env: dict) -> None:
+    from tests.rlrun.tune.test_tune import STUDY, tune_command
+
+    command = tune_command(tmp_path, *STUDY, "logger=[tensorboard,wandb]", "tune.trials=1", "tune.validate_seeds=0")
+    result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    trial_dir = tmp_path / "outputs" / "tune" / "small" / "trials" / "0"
+    (trial,) = sessions(trial_dir, env)
+    seeds = [last_run(records) for seed in ("seed-0", "seed-1") for records in sessions(trial_dir / seed, env)]
+    assert last_run(trial)["run_group"] == "small" and last_run(trial)["job_type"] == "trial"
+    assert {"seeds:0,1", "state:COMPLETE", "status:completed"} <= set(last_run(trial)["tags"])
+    assert "objective" in summary(trial) and "algo.learning_rate" in config(trial) and exit_code(trial) == 0
+    assert [(run["run_group"], run["job_type"]) for run in seeds] == [("small", "small-trial-0")] * 2
+
+
 def test_an_unreachable_server_costs_the_run_nothing(tmp_path: Path, env: dict) -> None:
     """mode online with a key, the server a closed port on the loopback: one warning, the run logs offline."""
     env.update(WANDB_API_KEY="k" * 40, WANDB_BASE_URL="http://127.0.0.1:9")
     del env["WANDB_MODE"]
-    overrides = ["logger.wandb.mode=online", "logger.wandb.timeout_s=2", "total_timesteps=256", "hydra.run.dir=run"]
+    overrides = ["logger.wandb.mode=online", "logger.wandb.timeout_s=1", "total_timesteps=256", "hydra.run.dir=run"]
     result = rlrun(tmp_path, env, *overrides)
     assert result.returncode == 0, result.stderr
     output = result.stdout + result.stderr
