@@ -55,7 +55,7 @@ class RunInfo:
     git: str | None
     sweep: str | None = None  # the sweep's (or the study's) name when the run is one of its jobs
     resumed_from: int | None = None  # the snapshot's env step when the run is resumed: log only steps after it
-    previous: dict[str, Any] = field(default_factory=dict)  # run.json's tracking.<name> of the earlier session
+    previous: dict[str, Any] = field(default_factory=dict)  # run.json's whole tracking block, last session
     group: dict[str, Any] = field(default_factory=dict)  # what start_group returned, for a sweep's or study's job
 
     def params(self) -> dict[str, Any]:
