@@ -18,7 +18,7 @@ import warnings
 from pathlib import Path
 
 from rlrun.build import families
-from rlrun.config.errors import innermost_outside
+from rlrun.config.errors import in_standard_library, innermost_outside
 
 # The start of an id (or its namespace) -> the module whose import registers it, for ids not found.
 ID_MODULES = {
@@ -97,6 +97,8 @@ def failure_fix(error: BaseException, env_id: str) -> tuple[str, str]:
     where = innermost_outside(error.__traceback__)
     if where is None:
         return "", "run again with HYDRA_FULL_ERROR=1 for the full traceback"
+    if in_standard_library(where.rpartition(":")[0]):
+        return f" (raised at {where})", "run again with HYDRA_FULL_ERROR=1 for the full traceback"
     package = installed_package(where.rpartition(":")[0])
     at = f" (raised at {where})"
     if package is None:

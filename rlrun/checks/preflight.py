@@ -52,16 +52,19 @@ def fit_checks(cfg: DictConfig, env: EnvFacts, algo_cls: type[BaseAlgorithm]) ->
 def built_envs(cfg: DictConfig, make: Callable[[], Envs]) -> Envs:
     """``make()``'s vectorised envs. Observations SB3 cannot take (a Text subspace, such as MiniGrid's
     ``mission``) already fail while the envs are vectorised (SB3's vec env allocates a buffer per key): then one
-    env copy, made as training makes it, names the subspace and the wrapper that removes it (exit 2)."""
+    env copy, made as training makes it, names the subspace and the wrapper that removes it (exit 2). So does a
+    copy that cannot be made, where subprocess workers failed to make theirs."""
     try:
         return make()
     except UserError:
         raise
     except Exception as error:
-        try:
+        try:  # a UserError here says what subprocess workers met (a bad id: their pipe only broke)
             with closing(build.make_env(cfg)) as probe:
                 problems = rules.observation_problems(cfg.env.id, probe.observation_space)
-        except Exception:  # the copy fails too: the first error says more
+        except UserError:
+            raise
+        except Exception:  # the copy fails otherwise: the first error says more
             problems = []
         raise_if(problems)
         raise error

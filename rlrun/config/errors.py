@@ -50,13 +50,22 @@ def report_user_errors(prog: str = "rlrun") -> Iterator[None]:
 
 def innermost_outside(tb: TracebackType | None) -> str | None:
     """``file:line`` of the innermost frame of ``tb`` that is not rlrun's own code (the runner's, not
-    ``rlrun.envs``): where an env, a library or SB3 raised. None when every frame is rlrun's."""
-    found = None
+    ``rlrun.envs``): where an env, a library or SB3 raised. Python's standard library counts only where no other
+    frame is left (a pipe to a worker process that broke). None when every frame is rlrun's."""
+    found: dict[bool, str] = {}  # in the standard library or not -> the innermost such frame
     for frame in traceback.extract_tb(tb):
-        path = Path(frame.filename).resolve()
-        if not path.is_relative_to(RLRUN_DIR):
-            found = f"{frame.filename}:{frame.lineno}"
-    return found
+        if not Path(frame.filename).resolve().is_relative_to(RLRUN_DIR):
+            found[in_standard_library(frame.filename)] = f"{frame.filename}:{frame.lineno}"
+    return found.get(False, found.get(True))
+
+
+def in_standard_library(filename: str) -> bool:
+    """Whether a source file is Python's own (not an installed package's, wherever those are)."""
+    import sysconfig
+
+    path = Path(filename).resolve()
+    installed = {"site-packages", "dist-packages"} & set(path.parts)
+    return path.is_relative_to(Path(sysconfig.get_paths()["stdlib"]).resolve()) and not installed
 
 
 def raised_at(error: BaseException) -> str:

@@ -169,3 +169,27 @@ def test_a_step_failure_while_training_names_its_line(tmp_path: Path) -> None:
     assert f"fix: fix the env's code at {line}" in result.stderr and "Traceback" not in result.stderr
     [run_json] = (tmp_path / "outputs").rglob("run.json")
     assert '"status": "failed"' in run_json.read_text()
+
+
+def test_innermost_outside_prefers_the_callers_line_to_the_standard_library(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "reader.py").write_text("import json\ndef read():\n    return json.loads('{bad')  # line 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from reader import read  # type: ignore[import-not-found]
+
+    try:
+        read()
+    except ValueError as error:
+        where = innermost_outside(error.__traceback__)
+    assert where == f"{tmp_path / 'reader.py'}:3"  # not json/decoder.py, where it was raised
+
+
+def test_a_bad_id_in_subprocess_workers_is_the_user_error(tmp_path: Path) -> None:
+    # Before: the workers' broken pipe (`ConnectionResetError`) was what the run reported.
+    args = ["env=gym", "env.id=NoSuch-v0", "env.vec_env=subproc", "env.n_envs=2", *QUICK]
+    result = run("rlrun", args, tmp_path, tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.rstrip().endswith("fix: list the registered ids with `rlrun-envs --all`; a module of your "
+                                           "own is env.id=mypkg:MyEnv-v0")  # fmt: skip
+    assert "rlrun: error: cannot make env.id='NoSuch-v0'" in result.stderr
