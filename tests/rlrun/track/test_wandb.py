@@ -300,8 +300,10 @@ def test_an_unreachable_server_costs_the_run_nothing(tmp_path: Path, env: dict) 
 
     # what rlrun-track sync runs: wandb sync, here against the same dead server (stopped after its timeout)
     code = "import sys, pathlib; from rlrun.track.wandb import upload; sys.exit(upload(pathlib.Path('run'), 3))"
-    synced = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
-    assert synced.returncode != 0 and "run-" in synced.stderr, synced.stderr
+    args = [sys.executable, "-c", code]
+    stderr = (synced := subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)).stderr
+    # wandb sync named the session it syncs, or (a loaded machine) was stopped before it could
+    assert synced.returncode != 0 and ("offline-run-" in stderr or "was stopped" in stderr), stderr
     assert upload(tmp_path) == 0  # a folder without W&B runs: nothing to upload
 
 
