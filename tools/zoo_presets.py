@@ -8,8 +8,10 @@ Run by hand from the repository root, after ``pip install rl_zoo3==<version>`` (
 
 One preset per pair the Zoo tunes whose env has a config in conf/env/ (matched by the env's id without its version:
 the Zoo tunes MuJoCo v4 and Fetch v1 ids, rlrun's configs run v5 and v4; each preset says so) and whose algorithm
-has one in conf/algo/. A preset that is not generated (tuned and verified here) is never replaced. What a Zoo entry
-holds that rlrun cannot express is listed, in the run's report and in the preset's header, never dropped silently.
+has one in conf/algo/ (the Zoo's her.yml is reference only, its Fetch tasks with HER are tqc.yml's and become
+her_tqc presets; ddpg.yml is converted once a conf/algo/ddpg.yaml exists). A preset that is not generated (tuned
+here) is never replaced. What a Zoo entry holds that rlrun cannot express is listed, in the run's report and in
+the preset's header, never dropped silently.
 ``algo.policy`` is written only where the Zoo's differs from the one rlrun picks for the env (ARS's LinearPolicy), so
 a preset keeps working with wrappers that change the observations; a wrapper the env config applies already (Atari's,
 MiniGrid's) is not added twice, and a minibatch larger than the rollout becomes the rollout (what SB3 does with it).
