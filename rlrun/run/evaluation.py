@@ -2,9 +2,11 @@
 
 Evaluations run on all copies of the eval env at once (``eval.n_envs``; one batched forward pass
 per step), with the episodes shared out among the copies as SB3's ``evaluate_policy`` does, so
-results do not favour short episodes. Returns are the raw env's (``Monitor`` sits under the user's
-wrappers), so they compare across wrapper stacks. Periodic results go to TensorBoard (``eval/*``)
-and to ``eval.csv``.
+results do not favour short episodes. Returns are the raw env's (``Monitor`` sits under the family's
+wrappers and the user's), so they compare across wrapper stacks; under SB3's ``AtariWrapper`` they are whole
+games' unclipped scores, though training sees clipped rewards and a lost life as an episode's end. Success is
+``info["is_success"]`` at the end of an episode (goal envs, Fetch). Periodic results go to TensorBoard
+(``eval/*``) and to ``eval.csv``.
 """
 
 from __future__ import annotations

@@ -41,3 +41,20 @@ def test_a_refused_study_name_writes_nothing(tmp_path: Path, name: str) -> None:
     assert "cannot name a folder" in result.stderr and "fix: a name is one folder name" in result.stderr
     assert "Traceback" not in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("overrides", "study"),
+    [(["env=gym", "env.id=Acrobot-v1"], "acrobot-v1-ppo"), (["env=cartpole"], "cartpole-ppo")],
+    ids=["gym-named-after-the-id", "named-config"],
+)
+def test_the_default_study_name_is_env_algo_with_the_env_named_as_runs_are(overrides: list[str], study: str) -> None:
+    from hydra import compose, initialize_config_module
+    from hydra.core.hydra_config import HydraConfig
+
+    from rlrun.cli.tune import make_setup
+
+    with initialize_config_module("rlrun.conf", version_base="1.3"):
+        cfg = compose("tune", overrides=[*overrides, "algo=ppo"], return_hydra_config=True)
+    HydraConfig.instance().set_config(cfg)
+    assert make_setup(cfg).name == study
