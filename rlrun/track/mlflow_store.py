@@ -16,6 +16,7 @@ jobs start. Calls to a server are bounded (no retries, ``timeout_s``): a dead se
 from __future__ import annotations
 
 import fcntl
+import importlib.util
 import logging
 import os
 import time
@@ -59,8 +60,15 @@ def uri_problem(uri: str) -> str | None:
     return None
 
 
+def check_installed() -> None:
+    """Refuse MLflow's logger where MLflow is not installed (without importing it)."""
+    if importlib.util.find_spec("mlflow") is None:
+        raise UserError("logger=[..., mlflow]: MLflow is not installed", 'pip install "rlrun[mlflow]"')
+
+
 def check_uri(uri: str | None) -> None:
     """Refuse a tracking URI MLflow cannot use (exit 2, before training)."""
+    check_installed()
     if uri is None:
         return
     problem = uri_problem(str(uri))
