@@ -52,7 +52,7 @@ def test_mujoco_and_fetch_envs_are_checked_without_a_display(env: list[str], ren
 
 def test_atari_is_checked_headless_and_its_wrappers_by_design_are_information(tmp_path: Path) -> None:
     # SB3's AtariWrapper continues the game at a reset after a lost life: Gymnasium's seeded-reset check fails on it.
-    result = rlrun_check(["env=pong", "steps=20"], tmp_path)
+    result = rlrun_check(["env=pong", "env.n_envs=1", "steps=20"], tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     text = " ".join(result.stdout.split())
     assert "Gymnasium check_env: rendered rgb_array; human not rendered: no display here" in text

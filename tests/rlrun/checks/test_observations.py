@@ -52,7 +52,7 @@ def test_a_text_subspace_is_named_with_a_wrapper_that_drops_it(tmp_path: Path) -
 
 def test_a_text_subspace_is_named_when_subprocess_copies_vectorise_it(tmp_path: Path) -> None:
     # SubprocVecEnv takes the Text space; the evaluation copies (in-process) are where vectorising fails.
-    args = ["env=gym", f"env.id={TINY}:obs/Note-v0", "env.vec_env=subproc", "env.n_envs=2", *PPO_32, *QUICK]
+    args = ["env=gym", f"env.id={TINY}:obs/Note-v0", "env.vec_env=subproc", "env.n_envs=1", *PPO_32, *QUICK]
     result = rlrun("rlrun", args, tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "observation['note'] is a Text space" in result.stderr
