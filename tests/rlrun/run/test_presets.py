@@ -28,6 +28,9 @@ TARGETS: dict[str, tuple[str, float]] = {
     "roomtoy_ppo": ("success_rate", 0.9),
     "cartpole_ppo": ("mean_return", 475.0),  # CartPole-v1's reward threshold
     "pendulum_sac": ("mean_return", -200.0),
+    "fetchreach_her": ("success_rate", 0.9),
+    "acrobot_ppo": ("mean_return", -100.0),  # Acrobot-v1's reward threshold
+    "minigrid_empty_5x5_ppo": ("mean_return", 0.9),  # env.threshold of conf/env/minigrid_empty_5x5.yaml
 }
 SEEDS = (0, 1, 2, 3, 4)
 
@@ -38,9 +41,13 @@ CASES = [(preset, seed) for preset in PRESETS for seed in SEEDS]
 
 
 def split(preset: str) -> tuple[str, str]:
-    """``pointenv_sac`` -> ``("pointenv", "sac")`` (env and algo choices have no underscore)."""
-    env, _, algo = preset.partition("_")
-    return env, algo
+    """``pointenv_sac`` -> ``("pointenv", "sac")``, ``minigrid_empty_5x5_ppo`` -> ``("minigrid_empty_5x5", "ppo")``:
+    the env and algo configs whose names make the preset's (both may hold underscores)."""
+    for algo in sorted((p.stem for p in (CONF / "algo").glob("*.yaml")), key=len, reverse=True):
+        env = preset.removesuffix(f"_{algo}")
+        if env != preset and (CONF / "env" / f"{env}.yaml").is_file():
+            return env, algo
+    raise AssertionError(f"{preset}: no conf/env/<env>.yaml and conf/algo/<algo>.yaml make this name")
 
 
 def test_every_preset_has_a_target_and_every_target_a_preset() -> None:
