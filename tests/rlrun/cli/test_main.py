@@ -178,8 +178,9 @@ def test_users_own_env_from_their_own_module(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     (run_dir,) = run_dirs(tmp_path)
-    assert run_dir.parent.name == "gym-dqn"
-    assert json.loads((run_dir / "run.json").read_text())["env_id"] == "mypkg:mypkg/Coin-v0"
+    assert run_dir.parent.name == "mypkg-coin-v0-dqn"  # env=gym: named after the id, module prefix dropped
+    record = json.loads((run_dir / "run.json").read_text())
+    assert (record["env"], record["env_id"]) == ("mypkg-coin-v0", "mypkg:mypkg/Coin-v0")
 
 
 @pytest.mark.parametrize(
@@ -207,14 +208,14 @@ def test_a_new_folder_is_removed_when_the_run_never_started(tmp_path: Path) -> N
     result = run(["hydra.run.dir=fresh", "env=gym", "env.id=NoSuch-v0"], tmp_path)
     assert result.returncode == 2
     assert not (tmp_path / "fresh").exists()
-    kept = tmp_path / "outputs" / "runs" / "gym-ppo"  # a folder of the user's, empty, stays
+    kept = tmp_path / "outputs" / "runs" / "nosuch-v0-ppo"  # a folder of the user's, empty, stays
     kept.mkdir(parents=True)
     for _ in range(2):  # the second time, outputs/runs/gridworld-sac is made by Hydra and removed again
         result = run(["env=gym", "env.id=NoSuch-v0"], tmp_path)
         assert result.returncode == 2
         result = run(["env=gridworld", "algo=sac"], tmp_path)
         assert result.returncode == 2
-        assert [p.name for p in (tmp_path / "outputs" / "runs").iterdir()] == ["gym-ppo"]
+        assert [p.name for p in (tmp_path / "outputs" / "runs").iterdir()] == ["nosuch-v0-ppo"]
         assert not any(kept.iterdir())
 
 
