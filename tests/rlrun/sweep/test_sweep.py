@@ -131,8 +131,9 @@ def test_joblib_sweep_isolates_failures_and_the_same_command_continues(tmp_path:
         "failed": 2,
         "skipped": 0,
     }
-    (crash,) = [job for job in data["jobs"] if "env.id-sweepenvs+sweep+Crash-v0" in job["folder"]]
-    (mistake,) = [job for job in data["jobs"] if "env.id-NoSuch-v0" in job["folder"]]
+    # env=gym: each job's first folder level is named after its id (module prefix dropped)
+    (crash,) = [job for job in data["jobs"] if job["folder"].startswith("sweep-crash-v0-ppo/")]
+    (mistake,) = [job for job in data["jobs"] if job["folder"].startswith("nosuch-v0-ppo/")]
     assert crash["status"] == "failed" and "the simulator crashed" in crash["error"]
     assert mistake["status"] == "failed" and "NoSuch" in mistake["error"]
     for job in (crash, mistake):  # each failure keeps its folder, its log and a run.json saying so
