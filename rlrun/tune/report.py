@@ -21,6 +21,7 @@ import optuna
 from omegaconf import DictConfig, OmegaConf
 
 from rlrun.config.keys import NON_TRAINING_KEYS
+from rlrun.config.resolvers import env_name
 from rlrun.record.files import ATTEMPTS
 from rlrun.tune.runs import SeedRun, cores, run_all
 from rlrun.tune.study import Setup
@@ -129,7 +130,7 @@ def validate(setup: Setup, best: optuna.trial.FrozenTrial) -> Path | None:
     if not all(done):
         log.warning("no table: a side of the comparison has no completed run")
         return None
-    pair = f"{setup.env}-{setup.algo}"
+    pair = f"{env_name(setup.env, OmegaConf.select(setup.base, 'env.id', default=None))}-{setup.algo}"  # as run.json's
     compare: tuple[str, str] | None = (" ".join([pair, *tuned]), pair)  # DESIGN.md, "Tables": group names
     if done[0][0]["config_hash"] == done[1][0]["config_hash"]:
         log.info("the best values are the starting point's: one group, nothing to compare")
