@@ -97,7 +97,7 @@ def _spec_threshold(env_id: str) -> float | None:
     """The ``reward_threshold`` of the env's Gymnasium registration (rlrun's envs and ``module:id`` included)."""
     module, _, name = env_id.rpartition(":")
     try:
-        importlib.import_module(module or "envs")  # registers rlrun's own envs, or the user's module
+        importlib.import_module(module or "rlrun.envs")  # registers rlrun's own envs, or the user's module
         threshold = gym.spec(name).reward_threshold
     except (ImportError, gym.error.Error):
         return None

@@ -69,6 +69,18 @@ def test_gym_runs_sweeps_and_tables_are_named_after_the_id(tmp_path: Path) -> No
     assert sorted(run["seed"] for run in group["runs"]) == [0, 1, 2, 3]
     assert "`acrobot-v1-ppo`" in (tmp_path / "table/table.md").read_text()
 
+    # rlrun-table from a folder of the user's finds Acrobot-v1's reward_threshold (-100; episodes of 40 steps reach it)
+    done = subprocess.run(
+        [sys.executable, "-m", "rlrun.cli.table", "outputs", "--out", "table2"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    row = read_rows(tmp_path / "table2")["acrobot-v1-ppo"]
+    assert (row["steps_to_threshold"], row["reached"]) == ("64", "4")
+
 
 def test_old_fixture_runs_still_load_and_tabulate_under_their_config_names(tmp_path: Path) -> None:
     write_tables([OLD], tmp_path / "table")
