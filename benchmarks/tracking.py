@@ -107,20 +107,21 @@ def run(reps: int, steps: int, quick: bool) -> str:
     rows = []
     for name in SIDES:
         ratio = median(trains[name]) / base
-        verdict = "" if name == "tensorboard" else ("met" if ratio <= GOAL else "NOT met")
+        # the same round's runs ran under the same load: the median of their ratios is the steadier figure
+        paired = median([own / tb for own, tb in zip(trains[name], trains["tensorboard"], strict=True)])
+        verdict = "" if name == "tensorboard" else ("met" if max(ratio, paired) <= GOAL else "NOT met")
         imported = f"{median([f[0] for f in fixed[name]]):.2f}" if fixed[name] else "–"
         opened = f"{median([f[1] for f in fixed[name]]):.2f}" if fixed[name] else "–"
-        rows.append(
-            [
-                name,
-                f"{median(trains[name]):.2f}",
-                f"{ratio:.3f}",
-                f"{median(walls[name]):.2f}",
-                imported,
-                opened,
-                verdict,
-            ]
-        )
+        rounds = " ".join(f"{value:.1f}" for value in trains[name])
+        row = [
+            name,
+            f"{median(trains[name]):.2f}",
+            rounds,
+            f"{ratio:.3f}",
+            f"{paired:.3f}",
+            f"{median(walls[name]):.2f}",
+        ]
+        rows.append([*row, imported, opened, verdict])
     track_ms, heavy = default_imports()
     body = [
         "## Tracking: MLflow's cost, and none with the default logger",
@@ -128,9 +129,23 @@ def run(reps: int, steps: int, quick: bool) -> str:
         f"gridworld + PPO (its preset), {steps:,} steps, seed 0. `wall_s`: run.json's training time; process: "
         "the whole command. MLflow's fixed cost as the run's log states it: importing MLflow, then opening the "
         "store and creating the run, in the tracking thread before training starts (so they add to the process, "
-        f"not to `wall_s`). Goal: `wall_s` ratio <= {GOAL} on a run of at least a minute.",
+        f"not to `wall_s`). Ratio: of the medians; per round: the median of each round's ratio (the runs of a round "
+        f"ran under the same load). Goal: both <= {GOAL} on a run of at least a minute.",
         "",
-        table(["logger", "wall_s", "ratio", "process s", "import mlflow s", "store + run s", "goal"], rows),
+        table(
+            [
+                "logger",
+                "wall_s",
+                "each round",
+                "ratio",
+                "ratio per round",
+                "process s",
+                "import s",
+                "store+run s",
+                "goal",
+            ],
+            rows,
+        ),
         "",
         f"With the default logger, `import rlrun.run.train` imports rlrun's tracking modules in {track_ms:.1f} ms "
         f"(`python -X importtime`, their own time) and {', '.join(heavy) or 'no module of MLflow or W&B'} "
