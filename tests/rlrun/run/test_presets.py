@@ -31,6 +31,7 @@ TARGETS: dict[str, tuple[str, float]] = {
     "fetchreach_her": ("success_rate", 0.9),
     "acrobot_ppo": ("mean_return", -100.0),  # Acrobot-v1's reward threshold
     "minigrid_empty_5x5_ppo": ("mean_return", 0.9),  # env.threshold of conf/env/minigrid_empty_5x5.yaml
+    "invertedpendulum_sac": ("mean_return", 950.0),  # InvertedPendulum-v5's reward threshold
 }
 SEEDS = (0, 1, 2, 3, 4)
 
