@@ -26,7 +26,7 @@ from rlrun.table.stats import curve_band
 _LABELS = {"return": "evaluation return", "success": "evaluation success rate"}
 _STYLE: dict[str, Any] = {"svg.hashsalt": "rlrun", "svg.fonttype": "path", "path.simplify": False, "font.size": 9}
 _LEGEND_LINE = 0.16  # inches a legend line takes in the legend's font
-_LABEL_WIDTH = 48  # characters per line of a legend entry: a panel is about this wide in the legend's font
+_LABEL_WIDTH = 64  # characters per line of a legend entry: a panel is wider than this in the legend's font
 
 
 def _label(group: Group, groups: Sequence[Group], runs: int) -> str:
