@@ -30,6 +30,7 @@ log = logging.getLogger("rlrun")
 
 DEFAULT_ARTIFACTS = ("config.yaml", "run.json", "eval.csv", "model.zip", "*.mp4", "*.gif", "videos/*")
 _QUEUE = 10_000  # operations waiting for the thread; beyond that they go straight to the unsent file
+_HELD = 200  # metrics operations held at most before they are sent (MLflow takes 1,000 values a call)
 _RETRY = {"op": "retry"}  # not an operation of the run: asks the thread to send the unsent file again
 _STOP = {"op": "stop"}
 _READY = {"op": "ready"}  # the operations of the run's start are done
@@ -76,6 +77,7 @@ class MlflowTracker(Tracker):
         artifacts: Sequence[str] = DEFAULT_ARTIFACTS,
         timeout_s: float = 5.0,
         wait_s: float = 30.0,
+        flush_s: float = 5.0,
     ) -> None:
         self.tracking_uri = tracking_uri
         self.experiment = experiment
@@ -84,6 +86,7 @@ class MlflowTracker(Tracker):
         self.artifacts = list(artifacts)
         self.timeout_s = timeout_s
         self.wait_s = wait_s
+        self.flush_s = flush_s
         self.uri: str | None = None
         self.run_id: str | None = None
         self.unsent_path: Path | None = None
@@ -98,6 +101,9 @@ class MlflowTracker(Tracker):
         self.run_dir = Path()
         self.opening = 0.0  # when the thread started opening the store
         self.progress = time.monotonic()  # when the thread last finished an operation
+        self.current: list[dict[str, Any]] = []  # the operations being sent
+        self.pending: list[dict[str, Any]] = []  # metrics held, to be sent together
+        self.held = 0.0  # when the oldest of them came
 
     def check(self) -> None:
         check_uri(self.tracking_uri)
@@ -177,7 +183,7 @@ class MlflowTracker(Tracker):
             # the service hangs: what is left goes to the unsent file
             with self.lock:
                 self.abandoned = True
-                left = [self.current] if self.current is not None else []
+                left = [*self.current, *self.pending]
                 while True:
                     try:
                         left.append(self.queue.get_nowait())
@@ -193,9 +199,6 @@ class MlflowTracker(Tracker):
     def unsent(self) -> int:
         with self.lock:
             return len(read_unsent(self.unsent_path)) if self.unsent_path is not None else 0
-
-    # the thread
-    current: dict[str, Any] | None = None
 
     def _put(self, op: dict[str, Any]) -> None:
         if self.thread is None and self.store is not None:  # a group's run (start_group): sent at once
@@ -220,23 +223,59 @@ class MlflowTracker(Tracker):
                 file.writelines(json.dumps(op, default=str) + "\n" for op in ops)
 
     def _work(self) -> None:
-        """The thread: open the store, then send each operation, or keep it while the service is down."""
+        """The thread: open the store, then send each operation, or keep it while the service is down. Metrics
+        are held for ``flush_s`` seconds and sent together (one call where SB3 writes several times a second)."""
         while True:
-            op = self.queue.get()
+            wait = None if not self.pending else max(0.0, self.held + self.flush_s - time.monotonic())
+            try:
+                op = self.queue.get(timeout=wait)
+            except queue.Empty:
+                self._flush()
+                continue
             with self.lock:
                 if self.abandoned:
                     return
-                self.current = op
+                if op["op"] == "metrics":
+                    if not self.pending:
+                        self.held = time.monotonic()
+                    self.pending.append(op)
+            if op["op"] == "metrics":
+                if len(self.pending) >= _HELD:
+                    self._flush()
+                continue
+            self._flush()  # the metrics held go first: the operations keep their order
             if op is _STOP:
                 self.done.set()
                 return
             if op is _READY:
                 self.ready.set()
                 continue
+            with self.lock:
+                self.current = [op]
             self._send(op)
             with self.lock:
-                self.current = None
+                self.current = []
                 self.progress = time.monotonic()
+
+    def _flush(self) -> None:
+        """Send the metrics held, in one call where MLflow allows."""
+        with self.lock:
+            ops, self.pending = self.pending, []
+            self.current = ops
+        if ops and self.down:
+            with self.lock:
+                if not self.abandoned:
+                    self._keep(ops)
+        elif ops:
+            try:
+                self._open()
+                assert self.store is not None
+                self.store.log_metrics(ops)
+            except Exception as error:  # noqa: BLE001 - the run goes on; what was not sent is kept
+                self._fail(error, ops)
+        with self.lock:
+            self.current = []
+            self.progress = time.monotonic()
 
     def _send(self, op: dict[str, Any]) -> None:
         if op is _RETRY:
@@ -261,7 +300,7 @@ class MlflowTracker(Tracker):
                     time.perf_counter() - self.opening - self.store.import_s,
                 )
         except Exception as error:  # noqa: BLE001 - the run goes on; what was not sent is kept
-            self._fail(error, op)
+            self._fail(error, [op])
 
     def _open(self) -> None:
         if self.store is None:
@@ -269,12 +308,12 @@ class MlflowTracker(Tracker):
             assert self.uri is not None
             self.store = Store(self.uri, self.experiment, self.timeout_s)
 
-    def _fail(self, error: Exception, op: dict[str, Any]) -> None:
+    def _fail(self, error: Exception, ops: list[dict[str, Any]]) -> None:
         with self.lock:
             if self.abandoned:
                 return
             self.down = True
-            self._keep([op])
+            self._keep(ops)
         log.warning(
             "tracking: MLflow at %s failed (%s: %s); training goes on, what is not sent is kept in %s and sent "
             "again after each evaluation",

@@ -20,7 +20,7 @@ import importlib.util
 import logging
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,8 @@ STATUS = {"completed": "FINISHED", "failed": "FAILED", "interrupted": "KILLED", 
 # URI schemes MLflow's tracking stores take (a plain path is a file store)
 SCHEMES = ("http", "https", "sqlite", "file", "postgresql", "mysql", "mssql", "databricks", "databricks-uc")
 _PARAM_LENGTH = 6000  # MLflow's limit on a param's value
-_BATCH = 100  # MLflow's limit on params or tags per batch (metrics: 1000)
+_BATCH = 100  # MLflow's limit on params or tags per batch
+_METRICS_BATCH = 1000  # MLflow's limit on metrics per batch
 
 
 def uri_problem(uri: str) -> str | None:
@@ -173,7 +174,7 @@ class Store:
 
     def apply(self, op: Mapping[str, Any], run_dir: Path) -> None:
         """Send one operation (see the module's docstring) of the run in ``run_dir``."""
-        from mlflow.entities import Metric, Param, RunTag
+        from mlflow.entities import Param, RunTag
 
         kind = op["op"]
         if kind == "start":
@@ -186,13 +187,7 @@ class Store:
             for first in range(0, len(params), _BATCH):
                 self.client.log_batch(self.run_id, params=params[first : first + _BATCH])
         elif kind == "metrics":
-            step = int(op["step"])
-            fresh = {k: v for k, v in op["metrics"].items() if step > self.last_step.get(k, -1)}
-            if fresh:
-                stamp = int(op.get("time") or time.time() * 1000)
-                metrics = [Metric(key, float(value), stamp, step) for key, value in fresh.items()]
-                self.client.log_batch(self.run_id, metrics=metrics)
-                self.last_step.update(dict.fromkeys(fresh, step))
+            self.log_metrics([op])
         elif kind == "tags":
             tags = [RunTag(str(key), _text(value)) for key, value in op["tags"].items()]
             self.client.log_batch(self.run_id, tags=tags)
@@ -206,6 +201,27 @@ class Store:
             self.client.set_terminated(self.run_id, STATUS.get(op["status"], "FAILED"), op.get("time"))
         else:
             raise ValueError(f"unknown tracking operation {kind!r}")
+
+    def log_metrics(self, ops: Sequence[Mapping[str, Any]]) -> None:
+        """Send several ``metrics`` operations in as few calls as MLflow allows (1,000 values each), leaving out
+        every value at or before the last step the service holds for its metric."""
+        from mlflow.entities import Metric
+
+        if self.run_id is None:
+            raise RuntimeError("no MLflow run to log into (its start was not sent)")
+        metrics = []
+        last = dict(self.last_step)
+        for op in ops:
+            step, stamp = int(op["step"]), int(op.get("time") or time.time() * 1000)
+            for key, value in op["metrics"].items():
+                if step > last.get(key, -1):  # also a second value at one step: the first is kept
+                    metrics.append(Metric(key, float(value), stamp, step))
+                    last[key] = step
+        for first in range(0, len(metrics), _METRICS_BATCH):
+            chunk = metrics[first : first + _METRICS_BATCH]
+            self.client.log_batch(self.run_id, metrics=chunk)
+            for metric in chunk:
+                self.last_step[metric.key] = max(metric.step, self.last_step.get(metric.key, -1))
 
     def _start(self, op: Mapping[str, Any]) -> None:
         """Create the run (or continue the one named, or the one already imported from the same folder)."""

@@ -198,7 +198,8 @@ def test_a_joblib_sweep_is_one_parent_run_with_a_child_per_job(tmp_path: Path) -
 def test_a_server_killed_mid_run_costs_nothing_and_sync_fills_the_gap(server: Server, tmp_path: Path) -> None:
     down = server  # stopped mid-run and started again (the module's last test that uses it)
     run_dir = tmp_path / "run"
-    overrides = [*MLFLOW, f"logger.mlflow.tracking_uri={down.url}", "total_timesteps=8192", "eval.every=1024"]
+    overrides = [*MLFLOW, f"logger.mlflow.tracking_uri={down.url}", "total_timesteps=16384", "eval.every=2048"]
+    overrides.append("logger.mlflow.flush_s=0.5")  # metrics reach the server early: it is stopped once they do
     args = [sys.executable, "-m", "rlrun", *TINY_RUN, *overrides, f"hydra.run.dir={run_dir}"]
     process = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
@@ -225,7 +226,7 @@ def test_a_server_killed_mid_run_costs_nothing_and_sync_fills_the_gap(server: Se
     run_id = record["tracking"]["mlflow"]["run_id"]
     assert client(down.url).get_run(run_id).info.status == "FINISHED"
     assert steps(down.url, run_id, "eval/mean_reward") == eval_steps(run_dir)
-    assert steps(down.url, run_id, "final/mean_return") == [8192]
+    assert steps(down.url, run_id, "final/mean_return") == [16384]
 
 
 def steps_so_far(server: Server, run_dir: Path) -> bool:
