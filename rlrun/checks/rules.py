@@ -236,14 +236,17 @@ def fit_problems(cfg: DictConfig, env: Any, algo_cls: type[BaseAlgorithm], uses_
     problems = space_problems(env, algo_cls, uses_her)
     limit = env.max_episode_steps
     learning_starts = cfg.algo.get("learning_starts")
-    first = None if limit is None else limit * cfg.env.n_envs  # total steps until the copies' first episodes end
-    if uses_her and first is not None and learning_starts is not None and learning_starts <= first:
-        copies = f" on each of {cfg.env.n_envs} env copies" if cfg.env.n_envs > 1 else ""
+    n_envs = cfg.env.n_envs
+    # SB3 first trains at the first multiple of n_envs above learning_starts; the copies' first episodes end at
+    # limit * n_envs total steps, so training must not start before then (FetchReach: 98 is the least for 2 copies)
+    least = None if limit is None else (limit - 1) * n_envs
+    if uses_her and least is not None and learning_starts is not None and learning_starts < least:
+        copies = f" on each of {n_envs} env copies" if n_envs > 1 else ""
         problems.append(
             (
                 f"algo.learning_starts={learning_starts} is within the first episode of {env_id} "
                 f"({limit} steps{copies}): HER cannot sample goals before an episode has ended",
-                f"set algo.learning_starts={first + 1} or more",
+                f"set algo.learning_starts={least} or more",
             )
         )
     policy = cfg.algo.get("policy")

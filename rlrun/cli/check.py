@@ -139,7 +139,15 @@ def _wrapped(cfg: DictConfig) -> bool:
 
 
 def _wrap(text: str, indent: int, more: int) -> str:
-    return textwrap.fill(text, WIDTH, initial_indent=" " * indent, subsequent_indent=" " * more, break_on_hyphens=False)
+    # a long path stays whole (file:line can be copied), even past the width
+    return textwrap.fill(
+        text,
+        WIDTH,
+        initial_indent=" " * indent,
+        subsequent_indent=" " * more,
+        break_on_hyphens=False,
+        break_long_words=False,
+    )
 
 
 def report(results: list[Result]) -> str:

@@ -7,6 +7,7 @@ import logging
 
 import pytest
 from hydra import compose, initialize_config_module
+from omegaconf import OmegaConf
 
 from rlrun.build import envs as build
 from rlrun.checks import env as env_checks
@@ -35,6 +36,28 @@ def test_incompatible_pairs(env: str, algo: str, message: str) -> None:
 def test_her_learning_starts_within_first_episode() -> None:
     with pytest.raises(UserError, match="HER cannot sample goals before an episode has ended"):
         preflight(compose_config("env=pointgoal", "algo=her", "algo.learning_starts=10"))
+
+
+@pytest.mark.parametrize("n_envs", [1, 2])
+def test_her_learning_starts_boundary_is_sb3s(n_envs: int) -> None:
+    """The least learning_starts accepted trains (SB3 samples HER goals only after each copy's first 50-step
+    episode), and one less is refused; plain SB3 with one less fails, so the rule is not stricter than SB3."""
+    from stable_baselines3.common.env_util import make_vec_env
+
+    least = 49 * n_envs
+    overrides = ["env=pointgoal", "algo=her", f"env.n_envs={n_envs}", "algo.batch_size=8"]
+    with pytest.raises(UserError, match=f"set algo.learning_starts={least} or more"):
+        preflight(compose_config(*overrides, f"algo.learning_starts={least - 1}"))
+    cfg = compose_config(*overrides, f"algo.learning_starts={least}", "+algo.policy_kwargs.net_arch=[8]")
+    preflight(cfg)
+    for learning_starts, fails in ((least, False), (least - n_envs, True)):
+        model = build.make_model(OmegaConf.merge(cfg, {"algo": {"learning_starts": learning_starts}}),
+                                 make_vec_env("rlrun/PointGoal-v0", n_envs=n_envs, seed=0))  # fmt: skip
+        if fails:
+            with pytest.raises(Exception):  # noqa: B017  (SB3's HER buffer fails with no finished episode)
+                model.learn(least + 2 * n_envs)
+        else:
+            model.learn(least + 2 * n_envs)
 
 
 def test_fix_names_algorithms_that_fit() -> None:
