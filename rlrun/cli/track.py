@@ -1,9 +1,12 @@
-"""``rlrun-track sync RUN_DIR...``: send to MLflow what runs could not send, or import runs trained without it.
+"""``rlrun-track sync RUN_DIR...``: send what runs could not send to MLflow or W&B, or import runs trained
+without a tracker into MLflow.
 
-Each folder given is a run folder, or a folder of runs (a sweep's, a study's, ``outputs/``). The MLflow store
-is the one the run logged to (run.json's ``tracking.mlflow``), else its config's ``logger.mlflow`` settings,
-else the SQLite store ``mlflow.db`` of its outputs folder; ``--tracking-uri`` and ``--experiment`` choose
-others. Idempotent (:mod:`rlrun.track.sync`): a second sync sends nothing twice.
+Each folder given is a run folder, or a folder of runs (a sweep's, a study's, ``outputs/``). A run goes to the
+services it logged to (run.json's ``tracking``); one that logged to none is imported into MLflow. The MLflow
+store is the one the run logged to (``tracking.mlflow``), else its config's ``logger.mlflow`` settings, else the
+SQLite store ``mlflow.db`` of its outputs folder; ``--tracking-uri`` and ``--experiment`` choose others.
+Idempotent (:mod:`rlrun.track.sync`): a second sync sends nothing twice. W&B's offline sessions are uploaded
+with W&B's own ``wandb sync`` (the machine's credentials), stopped after ``--timeout`` seconds.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from pathlib import Path
 
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.process import bootstrap
+from rlrun.record.files import read_json
 
 
 def _runs(folder: Path) -> list[Path]:
@@ -29,6 +33,35 @@ def _runs(folder: Path) -> list[Path]:
     return found
 
 
+def _services(run_dir: Path) -> list[str]:
+    """The services a run logged to (run.json's ``tracking``); MLflow for a run that logged to none."""
+    data = read_json(run_dir / "run.json")
+    tracking = data.get("tracking") if isinstance(data, dict) else None
+    logged = [name for name in ("mlflow", "wandb") if isinstance(tracking, dict) and name in tracking]
+    return logged or ["mlflow"]
+
+
+def _sync(run_dir: Path, args: argparse.Namespace) -> int:
+    """Sync one run to each of its services; how many operations (MLflow) or sessions (W&B) are left unsent."""
+    left = 0
+    for service in _services(run_dir):
+        if service == "wandb":
+            from rlrun.track.wandb import upload
+
+            status = upload(run_dir, args.timeout)
+            left += status != 0
+            state = "uploaded" if status == 0 else f"not uploaded (wandb sync exited {status})"
+            print(f"{run_dir}: W&B: {state}")
+            continue
+        from rlrun.track.sync import sync_run
+
+        run_id, unsent = sync_run(run_dir, args.tracking_uri, args.experiment)
+        left += unsent
+        state = f"{unsent} operations still unsent" if unsent else "in MLflow"
+        print(f"{run_dir}: MLflow run {run_id}: {state}")
+    return left
+
+
 @bootstrap.entry
 def main(argv: Sequence[str] | None = None) -> None:
     """``rlrun-track sync``: one line per run; exit 1 when something could not be sent."""
@@ -36,23 +69,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     sync = commands.add_parser(
         "sync",
-        help="send what runs could not send to MLflow, or import runs trained without it",
-        description="Send each run's tracking-unsent.jsonl to MLflow, or import a run that has no MLflow run.",
+        help="send what runs could not send to MLflow or W&B, or import runs trained without a tracker",
+        description="Send each run's tracking-unsent.jsonl to MLflow and upload its offline W&B sessions, or "
+        "import a run that logged to no tracker into MLflow.",
     )
     sync.add_argument("folders", nargs="+", type=Path, metavar="RUN_DIR", help="run folder, or a folder of runs")
     sync.add_argument("--tracking-uri", help="MLflow tracking URI (default: the run's own, else outputs/mlflow.db)")
     sync.add_argument("--experiment", help="MLflow experiment of imported runs (default: the run's, else rlrun)")
+    sync.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds wandb sync may take per run (it retries a dead server)"
+    )
     args = parser.parse_args(argv)
     with report_user_errors("rlrun-track"):
-        from rlrun.track.sync import sync_run
-
         runs = [run for folder in args.folders for run in _runs(folder)]
-        left = 0
-        for run_dir in dict.fromkeys(runs):
-            run_id, unsent = sync_run(run_dir, args.tracking_uri, args.experiment)
-            left += unsent
-            state = f"{unsent} operations still unsent" if unsent else "in MLflow"
-            print(f"{run_dir}: MLflow run {run_id}: {state}")
+        left = sum(_sync(run_dir, args) for run_dir in dict.fromkeys(runs))
     sys.exit(1 if left else 0)
 
 

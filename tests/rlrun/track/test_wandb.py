@@ -301,12 +301,13 @@ def test_an_unreachable_server_costs_the_run_nothing(tmp_path: Path, env: dict) 
     assert last_run(records)["run_id"] == record["tracking"]["wandb"]["run_id"]
     assert {s for s, row in history(records).items() if "eval/mean_reward" in row} == set(eval_rows(run_dir))
 
-    # what rlrun-track sync runs: wandb sync, here against the same dead server (stopped after its timeout)
-    code = "import sys, pathlib; from rlrun.track.wandb import upload; sys.exit(upload(pathlib.Path('run'), 3))"
-    args = [sys.executable, "-c", code]
-    stderr = (synced := subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)).stderr
+    # rlrun-track sync runs wandb sync, here against the same dead server (stopped after its timeout)
+    args = [sys.executable, "-m", "rlrun.cli.track", "sync", "run", "--timeout", "3"]
+    synced = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     # wandb sync named the session it syncs, or (a loaded machine) was stopped before it could
-    assert synced.returncode != 0 and ("offline-run-" in stderr or "was stopped" in stderr), stderr
+    assert synced.returncode == 1 and ("offline-run-" in synced.stderr or "was stopped" in synced.stderr), synced
+    assert "run: W&B: not uploaded" in synced.stdout
+    assert "MLflow" not in synced.stdout and not (tmp_path / "mlflow.db").exists()  # a W&B run goes to W&B only
     assert upload(tmp_path) == 0  # a folder without W&B runs: nothing to upload
 
 
