@@ -25,7 +25,7 @@ from stable_baselines3.common.vec_env import VecFrameStack
 from rlrun.build import batched, families
 from rlrun.build import envs as build
 from rlrun.config.errors import UserError
-from tests.rlrun.helpers import compose_config, shrink
+from tests.rlrun.helpers import compose_check, compose_config, shrink
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF_ENV = ROOT / "conf" / "env"
@@ -120,6 +120,19 @@ def test_standard_env_config_trains(env: str) -> None:
     cfg = tiny(f"env={env}", f"algo={TRAINS_WITH[env]}")
     assert cfg.env.extra is None or cfg.env.extra in families.FAMILIES
     learn(cfg)
+
+
+@pytest.mark.parametrize("env", sorted(TRAINS_WITH))
+def test_standard_env_config_passes_rlrun_check_headless(env: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """rlrun-check's checks, in process, with no display: none fails (the raw env's own problems and what
+    cannot render here are information), whatever the family."""
+    from rlrun.cli.check import FAIL, run_checks
+
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    results = run_checks(compose_check(f"env={env}", f"algo={TRAINS_WITH[env]}", "steps=20"), with_algo=True)
+    assert [(r.name, r.detail) for r in results if r.status == FAIL] == []
+    assert len(results) >= 5  # the checkers, render modes, determinism, pickling, algorithm, rollout ran
 
 
 @pytest.mark.parametrize("family", sorted(FAMILY_IDS))
