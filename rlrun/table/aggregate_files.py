@@ -6,8 +6,6 @@ runs and references give the same bytes.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 from collections.abc import Sequence
@@ -16,6 +14,7 @@ from typing import Any
 
 from rlrun.config.errors import UserError
 from rlrun.record.files import write_text
+from rlrun.table import files
 from rlrun.table.aggregate import (
     ALL,
     GAMMA,
@@ -135,17 +134,9 @@ def _named(name: str, out: Path) -> str:
     return Path(os.path.relpath(Path(name).resolve(), out.resolve())).as_posix()
 
 
-def _cell(value: Any) -> str:
-    return "" if value is None else repr(value) if isinstance(value, float) else str(value)
-
-
 def render_csv(rows: Sequence[dict[str, Any]]) -> str:
     """``aggregate.csv``: one row per aggregate, :data:`AGGREGATE_COLUMNS`; no interval is an empty cell."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(AGGREGATE_COLUMNS)
-    writer.writerows([_cell(row[column]) for column in AGGREGATE_COLUMNS] for row in rows)
-    return buffer.getvalue()
+    return files.render_csv(rows, AGGREGATE_COLUMNS)
 
 
 def _estimate(row: dict[str, Any], statistic: str) -> str:

@@ -76,13 +76,14 @@ def _csv_cell(value: Any) -> str:
     return "" if value is None else repr(value) if isinstance(value, float) else str(value)
 
 
-def render_csv(rows: Sequence[dict[str, Any]]) -> str:
-    """``table.csv``: DESIGN.md's columns in order; a value that does not exist is an empty cell."""
+def render_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str] = COLUMNS) -> str:
+    """``table.csv``: DESIGN.md's columns in order (or ``columns``); a value that does not exist is an empty
+    cell, a float written exactly (``repr``)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(COLUMNS)
+    writer.writerow(columns)
     for row in rows:
-        writer.writerow([_csv_cell(row[column]) for column in COLUMNS])
+        writer.writerow([_csv_cell(row[column]) for column in columns])
     return out.getvalue()
 
 

@@ -75,6 +75,17 @@ class RunInfo:
         )
         return params
 
+    def name_fields(self) -> dict[str, Any]:
+        """The fields a tracker's run-name pattern may use (``{env}-{algo}-seed{seed}``)."""
+        return {
+            "env": self.env,
+            "algo": self.algo,
+            "seed": self.seed,
+            "config_hash": self.config_hash,
+            "sweep": self.sweep,
+            "run": self.run_dir.name,
+        }
+
 
 def flatten(node: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     """A nested mapping as dotted keys (``algo.learning_rate``); lists and other leaves kept as they are."""

@@ -109,14 +109,7 @@ class MlflowTracker(Tracker):
         check_uri(self.tracking_uri)
 
     def _name(self, info: RunInfo) -> str:
-        fields = {
-            "env": info.env,
-            "algo": info.algo,
-            "seed": info.seed,
-            "config_hash": info.config_hash,
-            "sweep": info.sweep,
-            "run": info.run_dir.name,
-        }
+        fields = info.name_fields()
         try:
             return self.run_name.format(**fields)
         except (KeyError, IndexError, ValueError):

@@ -183,14 +183,7 @@ class WandbTracker(Tracker):
         kind = info.group.get("kind", "sweep")  # a sweep's job, or one seed of a study's trial
         if info.sweep:
             self.labels[kind] = info.sweep
-        fields = {
-            "env": info.env,
-            "algo": info.algo,
-            "seed": info.seed,
-            "config_hash": info.config_hash,
-            "sweep": info.sweep,
-            "run": info.run_dir.name,
-        }
+        fields = info.name_fields()
         # a trial's seeds join the study's group (their trial's record names it), as W&B job type their trial
         group = self.group or (info.group.get(self.name) or {}).get("group") or info.sweep
         job_type = info.sweep if kind == "trial" else None
