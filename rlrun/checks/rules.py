@@ -217,7 +217,7 @@ def space_problems(env: Any, algo_cls: type[BaseAlgorithm], uses_her: bool) -> l
             (
                 f"HER needs a goal env (a Dict observation with {', '.join(sorted(GOAL_KEYS))} and a "
                 f"compute_reward method); {env_id} has {env.observation_space}",
-                "use a goal env such as env=pointgoal, or drop HER: algo=sac",
+                f"use a goal env such as env=pointgoal, or drop HER: algo={OPTION_NAMES.get(algo_cls, name.lower())}",
             )
         )
     return problems

@@ -33,8 +33,9 @@ def test_her_tqc_is_tqc_with_hers_buffer_and_the_her_checks_take_it() -> None:
     cfg = her_tqc("pointgoal")
     assert build.algo_class(cfg) is TQC and build.uses_her(cfg)
     assert preflight.preflight(cfg) == "MultiInputPolicy"
-    with pytest.raises(UserError, match="HER needs a goal env"):
+    with pytest.raises(UserError, match="HER needs a goal env") as refused:
         preflight.preflight(her_tqc("pointenv"))
+    assert "drop HER: algo=tqc" in str(refused.value)  # the same algorithm without HER's buffer
     with pytest.raises(UserError, match="replay_buffer_kwargs.goal_selection_strategy=bogus"):
         preflight.preflight(her_tqc("pointgoal", "algo.replay_buffer_kwargs.goal_selection_strategy=bogus"))
 
