@@ -118,6 +118,9 @@ def range_problems(cfg: DictConfig) -> list[Problem]:
     max_steps = cfg.env.max_episode_steps
     if max_steps is not None and max_steps < 1:
         problems.append((f"env.max_episode_steps={max_steps} must be positive", "set it to 1 or more, or null"))
+    frames = cfg.env.get("frame_stack")
+    if frames is not None and frames < 1:
+        problems.append((f"env.frame_stack={frames} must be positive", "set it to 1 or more (4 for Atari), or null"))
     for key, allowed in CHOICES.items():
         value = str(OmegaConf.select(cfg, key, default=allowed[0])).lower()  # the default: a newer key
         if value not in allowed and not (key == "device" and value.startswith("cuda:")):

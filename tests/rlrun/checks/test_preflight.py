@@ -60,6 +60,12 @@ def test_her_learning_starts_boundary_is_sb3s(n_envs: int) -> None:
             model.learn(least + 2 * n_envs)
 
 
+def test_frame_stack_must_be_positive() -> None:
+    with pytest.raises(UserError, match="env.frame_stack=0 must be positive"):
+        preflight(compose_config("env=cartpole", "algo=ppo", "env.frame_stack=0"))
+    preflight(compose_config("env=cartpole", "algo=ppo", "env.frame_stack=2"))
+
+
 def test_fix_names_algorithms_that_fit() -> None:
     with pytest.raises(UserError) as caught:
         preflight(compose_config("env=gridworld", "algo=sac"))
