@@ -5,6 +5,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -114,3 +117,16 @@ def assert_same_results(a: Path, b: Path) -> None:
     assert pa.keys() == pb.keys()
     assert all(torch.equal(pa[k], pb[k]) for k in pa), f"{a} and {b} trained different parameters"
     assert eval_rows(a) == eval_rows(b)
+
+
+def assert_name_refused_before_anything(cwd: Path, *args: str) -> None:
+    """``python -m <args>`` in the empty ``cwd`` refuses a sweep or study name that cannot name a folder: exit 2,
+    the rule and its fix, no traceback, and nothing written."""
+    env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
+    result = subprocess.run(
+        [sys.executable, "-m", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 2, result.stderr
+    assert "cannot name a folder" in result.stderr and "fix: a name is one folder name" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert list(cwd.iterdir()) == []  # no outputs/, no sweep or study folder, no job

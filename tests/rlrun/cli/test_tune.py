@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +10,7 @@ from omegaconf import OmegaConf
 from rlrun.cli.tune import _check_tune_keys
 from rlrun.config.errors import UserError
 from rlrun.config.schema import TuneConfig
+from tests.rlrun.helpers import assert_name_refused_before_anything
 
 
 @pytest.mark.parametrize("name", ["中文", "ünïcødé-日本", "my study", "pointenv-sac"])
@@ -28,19 +26,7 @@ def test_a_study_name_that_is_no_folder_of_its_own_is_refused(name: str, reason:
 
 @pytest.mark.parametrize("name", ["..", "a/b"])
 def test_a_refused_study_name_writes_nothing(tmp_path: Path, name: str) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
-    result = subprocess.run(
-        [sys.executable, "-m", "rlrun.cli.tune", "env=gridworld", "algo=ppo", f"tune.study={name}"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 2, result.stderr
-    assert "cannot name a folder" in result.stderr and "fix: a name is one folder name" in result.stderr
-    assert "Traceback" not in result.stderr
-    assert list(tmp_path.iterdir()) == []
+    assert_name_refused_before_anything(tmp_path, "rlrun.cli.tune", "env=gridworld", "algo=ppo", f"tune.study={name}")
 
 
 @pytest.mark.parametrize(

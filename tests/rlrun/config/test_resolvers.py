@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +10,7 @@ from hydra.core.hydra_config import HydraConfig
 
 from rlrun.config import resolvers
 from rlrun.config.errors import UserError
+from tests.rlrun.helpers import assert_name_refused_before_anything
 
 
 @pytest.mark.parametrize(
@@ -122,19 +120,7 @@ def test_config_yaml_keeps_a_unicode_sweep_name() -> None:
 
 @pytest.mark.parametrize("name", ["..", ".hidden", "a/b", "''"])
 def test_a_sweep_with_a_refused_name_creates_nothing(tmp_path: Path, name: str) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
-    result = subprocess.run(
-        [sys.executable, "-m", "rlrun", "-m", "env=gridworld", "seed=0,1", f"sweep={name}"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 2, result.stderr
-    assert "cannot name a folder" in result.stderr and "fix: a name is one folder name" in result.stderr
-    assert "Traceback" not in result.stderr
-    assert list(tmp_path.iterdir()) == []  # no outputs/, no sweep folder, no job
+    assert_name_refused_before_anything(tmp_path, "rlrun", "-m", "env=gridworld", "seed=0,1", f"sweep={name}")
 
 
 @pytest.mark.parametrize(
