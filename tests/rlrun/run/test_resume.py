@@ -292,6 +292,18 @@ def test_a_damaged_run_json_is_refused_naming_the_field(tmp_path: Path, text: by
     assert refused.value.status == 2 and "run.json" in str(refused.value.fix)
 
 
+def assert_resume_refused_untouched(run_dir: Path, cwd: Path, message: str) -> None:
+    """``resume=run_dir`` exits 2 with ``message`` and no traceback, and leaves the folder as it was (but the
+    writer's lock, taken before the record is read)."""
+    before = tree(run_dir)
+    result = cli([f"resume={run_dir}"], cwd)
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr, result.stderr
+    after = tree(run_dir)
+    after.pop(".lock", None)
+    before.pop(".lock", None)
+    assert after == before
+
+
 def test_a_run_json_or_config_yaml_of_the_wrong_shape_is_refused_before_training(tmp_path: Path) -> None:
     from rlrun.run.resume import load_target
 
@@ -305,13 +317,8 @@ def test_a_run_json_or_config_yaml_of_the_wrong_shape_is_refused_before_training
         ({**json.loads(record_text), "overrides": [1]}, "run.json's 'overrides' is [1], not a list of strings"),
     ):
         (run_dir / "run.json").write_text(json.dumps(damaged))
-        before = tree(run_dir)
-        result = cli([f"resume={run_dir}"], tmp_path)
-        assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr, result.stderr
-        after = tree(run_dir)
-        after.pop(".lock", None)  # the writer's lock, taken before the record is read
-        before.pop(".lock", None)
-        assert after == before and sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+        assert_resume_refused_untouched(run_dir, tmp_path, message)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
     (run_dir / "run.json").write_text(record_text)
     for text, message in (
         (
@@ -351,10 +358,4 @@ def test_a_damaged_eval_csv_row_is_refused_before_training(tmp_path: Path, row: 
     interrupted(run_dir)
     lines = (run_dir / "eval.csv").read_text().splitlines(keepends=True)
     (run_dir / "eval.csv").write_text("".join([lines[0], row + "\n", *lines[1:]]))  # not the last row: damage
-    before = tree(run_dir)
-    result = cli([f"resume={run_dir}"], tmp_path)
-    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr, result.stderr
-    after = tree(run_dir)
-    after.pop(".lock", None)  # the writer's lock, taken before the record is read
-    before.pop(".lock", None)
-    assert after == before
+    assert_resume_refused_untouched(run_dir, tmp_path, message)
