@@ -195,6 +195,16 @@ def sweep_dir(name: object) -> str:
     return str(Path("outputs", "sweeps", sweep_name(name)).absolute())
 
 
+def benchmark_part(parts: Any, part: object) -> str:
+    """The pairs of one part of a benchmark in parts (``conf/benchmark/zoo.yaml``): ``parts[part]``, the part
+    given as a number or a name; :class:`UserError` (exit 2) naming the parts there are otherwise."""
+    try:
+        return str(parts[str(part)])
+    except KeyError:
+        there = ", ".join(str(key) for key in parts)
+        raise UserError(f"benchmark.part={part} is not a part of this benchmark", f"use one of: {there}") from None
+
+
 def register() -> None:
     """Register the ``rlrun.*`` resolvers (idempotent).
 
@@ -205,6 +215,7 @@ def register() -> None:
         "rlrun.run_suffix": (lambda: _RUN_SUFFIX, False),
         "rlrun.sweep_dir": (sweep_dir, True),
         "rlrun.env_name": (lambda env, env_id="": env_name(env, env_id), False),
+        "rlrun.part": (benchmark_part, False),
         "rlrun.sweep_subdir": (
             lambda env, algo, overrides, seed, env_id="": sweep_subdir(
                 env, algo, [str(o) for o in overrides], seed, env_id or None

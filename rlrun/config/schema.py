@@ -95,6 +95,7 @@ class RunConfig:
     eval: EvalConfig = field(default_factory=EvalConfig)
     snapshot: SnapshotConfig = field(default_factory=SnapshotConfig)
     tune: TuneConfig = field(default_factory=TuneConfig)
+    benchmark: dict[str, Any] = field(default_factory=dict)  # conf/benchmark/zoo.yaml's parts; never trained on
 
 
 def register() -> None:
