@@ -19,7 +19,16 @@ from rlrun.config.upgrade import legacy_spelling
 
 # Keys (and whole subtrees) that never change the trained parameters.
 NON_TRAINING_KEYS = (
-    "seed", "progress_bar", "resume", "sweep", "eval", "snapshot", "check_nan", "tune", "logger", "benchmark"
+    "seed",
+    "progress_bar",
+    "resume",
+    "sweep",
+    "eval",
+    "snapshot",
+    "check_nan",
+    "tune",
+    "logger",
+    "benchmark",
 )
 # Env keys added after runs were first made, at the values that change nothing: left out of config_hash so that
 # a run (and a sweep job) made before them keeps its hash.

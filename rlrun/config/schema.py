@@ -49,6 +49,7 @@ class EvalConfig:
     episodes: int = 10
     final_episodes: int = 50
     n_envs: int = 10  # divides episodes (10) and final_episodes (50): no copy idles (BENCHMARKS.md)
+    deterministic: bool = True  # false: sample actions, as RL Zoo evaluates MiniGrid and Atari
 
 
 @dataclass

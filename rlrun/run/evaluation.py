@@ -1,4 +1,4 @@
-"""Evaluation episodes with the deterministic policy, and the periodic evaluation callback.
+"""Evaluation episodes, with the deterministic policy by default, and the periodic evaluation callback.
 
 Evaluations run on all copies of the eval env at once (``eval.n_envs``; one batched forward pass
 per step), with the episodes shared out among the copies as SB3's ``evaluate_policy`` does, so
@@ -7,17 +7,23 @@ wrappers and the user's), so they compare across wrapper stacks; under SB3's ``A
 games' unclipped scores, though training sees clipped rewards and a lost life as an episode's end. Success is
 ``info["is_success"]`` at the end of an episode (goal envs, Fetch). Periodic results go to TensorBoard
 (``eval/*``) and to ``eval.csv``.
+
+``eval.deterministic=false`` samples the actions instead, as RL Zoo evaluates MiniGrid and Atari: from torch's
+and numpy's generators forked and seeded for that evaluation, so an evaluation repeats exactly and leaves the
+random streams training draws from as they were.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.evaluation import evaluate_policy
@@ -58,10 +64,28 @@ class EvalResult:
         }
 
 
+@contextlib.contextmanager
+def _sampling(seed: int) -> Iterator[None]:
+    """Seed torch's and numpy's global generators with ``seed`` inside, restore their states after."""
+    numpy_state = np.random.get_state()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        np.random.seed(seed % 2**32)
+        try:
+            yield
+        finally:
+            np.random.set_state(numpy_state)
+
+
 def evaluate(
-    model: BaseAlgorithm, env: VecEnv, episodes: int, on_step: Callable[[dict, dict], None] | None = None
+    model: BaseAlgorithm,
+    env: VecEnv,
+    episodes: int,
+    on_step: Callable[[dict, dict], None] | None = None,
+    sample_seed: int | None = None,
 ) -> EvalResult:
-    """Run ``episodes`` episodes with the deterministic policy on all copies of ``env`` at once.
+    """Run ``episodes`` episodes on all copies of ``env`` at once: with the deterministic policy, or with
+    actions sampled from it under ``sample_seed`` (see the module's docstring).
 
     Copy i runs ``(episodes + i) // env.num_envs`` of them (SB3's ``evaluate_policy``); returns,
     lengths and successes are listed in the order the episodes end. ``on_step`` is called after
@@ -78,15 +102,16 @@ def evaluate(
         if on_step is not None:
             on_step(locals_, globals_)
 
-    returns, lengths = evaluate_policy(
-        model,
-        env,
-        n_eval_episodes=episodes,
-        deterministic=True,
-        return_episode_rewards=True,
-        callback=record_success,
-        warn=False,
-    )
+    with contextlib.nullcontext() if sample_seed is None else _sampling(sample_seed):
+        returns, lengths = evaluate_policy(
+            model,
+            env,
+            n_eval_episodes=episodes,
+            deterministic=sample_seed is None,
+            return_episode_rewards=True,
+            callback=record_success,
+            warn=False,
+        )
     return EvalResult(list(map(float, returns)), list(map(int, lengths)), successes)  # type: ignore[arg-type]
 
 
@@ -103,10 +128,17 @@ def sync_normalization(train_env: VecEnv, eval_env: VecEnv) -> None:
 
 
 class PeriodicEvaluation(BaseCallback):
-    """Evaluate every ``every`` env steps on the eval env; log to TensorBoard and ``eval.csv``."""
+    """Evaluate every ``every`` env steps on the eval env; log to TensorBoard and ``eval.csv``.
 
-    def __init__(self, eval_env: VecEnv, every: int, episodes: int, csv_path: Path) -> None:
+    ``sample_seed``: None evaluates the deterministic policy; an int samples actions, seeded with it plus
+    the steps so far (a resumed run repeats the evaluations of an uninterrupted one).
+    """
+
+    def __init__(
+        self, eval_env: VecEnv, every: int, episodes: int, csv_path: Path, sample_seed: int | None = None
+    ) -> None:
         super().__init__()
+        self.sample_seed = sample_seed
         self.eval_env = eval_env
         self.every = every
         self.episodes = episodes
@@ -135,10 +167,14 @@ class PeriodicEvaluation(BaseCallback):
             self.run_evaluation()
         return True
 
+    def seed_now(self) -> int | None:
+        """The sampling seed of an evaluation now (None: deterministic)."""
+        return None if self.sample_seed is None else self.sample_seed + self.num_timesteps
+
     def run_evaluation(self) -> EvalResult:
         """Evaluate now, log the result and append it to ``eval.csv``."""
         sync_normalization(self.training_env, self.eval_env)
-        result = evaluate(self.model, self.eval_env, self.episodes)
+        result = evaluate(self.model, self.eval_env, self.episodes, sample_seed=self.seed_now())
         self.best_mean_return = max(self.best_mean_return, result.mean_return)
         self.last_mean_return = result.mean_return
         self.logger.record("eval/mean_reward", result.mean_return)

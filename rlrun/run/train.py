@@ -161,7 +161,8 @@ def _run(
     gc_pause.resume()  # paused by the command line while the process started
     so_far: list[Callable[[], dict[str, Any]]] = []  # run.json's steps and seconds so far, once there are any
     try:
-        evaluator = PeriodicEvaluation(eval_env, cfg.eval.every, cfg.eval.episodes, run_dir / "eval.csv")
+        sample_seed = None if cfg.eval.deterministic else cfg.seed
+        evaluator = PeriodicEvaluation(eval_env, cfg.eval.every, cfg.eval.episodes, run_dir / "eval.csv", sample_seed)
         model, first = model_for(evaluator)
         so_far.append(lambda: RunRecord.counts(model.num_timesteps, evaluator.wall()))
         live = KeepRecordCurrent(record, evaluator.wall, cfg.eval.every)
@@ -218,7 +219,8 @@ def _complete(
     run.json completed with ``counts`` (the steps and seconds of training)."""
     record.progress(counts["timesteps"], counts["wall_s"])
     sync_normalization(train_env, eval_env)  # the final statistics, not the last evaluation's
-    final = evaluate(model, eval_env, cfg.eval.final_episodes)
+    sample_seed = None if cfg.eval.deterministic else cfg.seed + model.num_timesteps  # as PeriodicEvaluation's
+    final = evaluate(model, eval_env, cfg.eval.final_episodes, sample_seed=sample_seed)
     _save_final(model, run_dir)
     _log_final(model.logger, cfg, final.summary(), model.num_timesteps)
     record.finish("completed", **counts, final=final.summary())

@@ -120,3 +120,35 @@ def test_eval_n_envs_is_a_run_key_whose_copy_i_is_seeded_eval_seed_plus_i() -> N
     for i in range(10):
         single, _ = gym.make("CartPole-v1").reset(seed=eval_seed(3) + i)
         assert np.array_equal(starts[i], single), f"copy {i}"
+
+
+def test_sampled_evaluation_repeats_and_leaves_the_random_streams_alone(
+    tiny_config: Callable[..., DictConfig],
+) -> None:
+    """``eval.deterministic=false`` (RL Zoo's MiniGrid and Atari evaluation): the same seed repeats the same
+    episodes, they differ from the deterministic policy's, and torch's and numpy's generators are untouched."""
+    import torch
+
+    cfg = tiny_config("env=cartpole", "algo=ppo")
+    model, env = _model(cfg, 4)  # building seeds the generators: their states are taken after it
+    torch.manual_seed(5)
+    np.random.seed(5)
+    before = torch.random.get_rng_state(), np.random.get_state()[1].copy()
+    sampled = evaluate(model, env, 12, sample_seed=7)
+    assert torch.equal(torch.random.get_rng_state(), before[0])
+    assert np.array_equal(np.random.get_state()[1], before[1])
+    assert evaluate(*_model(cfg, 4), 12, sample_seed=7).returns == sampled.returns
+    assert evaluate(*_model(cfg, 4), 12, sample_seed=8).returns != sampled.returns
+    assert evaluate(*_model(cfg, 4), 12).returns != sampled.returns
+
+
+def test_sampled_evaluation_changes_no_training(tiny_config: Callable[..., DictConfig], tmp_path: Path) -> None:
+    """Two runs alike but for ``eval.deterministic`` train the same weights; only their evaluations differ."""
+    for name, deterministic in (("det", True), ("sampled", False)):
+        cfg = tiny_config("env=cartpole", "algo=ppo", "eval.n_envs=4", f"eval.deterministic={deterministic}")
+        cfg.eval.every = 64
+        cfg.eval.episodes = 4
+        train(cfg, tmp_path / name)
+    weights = [PPO.load(tmp_path / name / "model.zip").policy.state_dict() for name in ("det", "sampled")]
+    assert all(np.array_equal(weights[0][k].numpy(), weights[1][k].numpy()) for k in weights[0])
+    assert _rows(tmp_path / "det" / "eval.csv") != _rows(tmp_path / "sampled" / "eval.csv")
