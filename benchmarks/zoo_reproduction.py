@@ -1,0 +1,361 @@
+"""RL Zoo's pairs over seeds 0-9 (``+benchmark=zoo``): keep each part's results, then write BENCHMARKS.md's
+``zoo_reproduction`` section (nothing else) from the parts kept.
+
+The benchmark runs in parts, each its own sweep (``conf/benchmark/zoo.yaml``). A session's ``outputs/`` may not
+last, so each part's results are kept in the repository as the part ends: ``keep`` copies the files that
+``rlrun-table`` reads and that describe the runs (``sweep.json``; per run ``run.json``, ``config.yaml``,
+``eval.csv``; not models, snapshots, TensorBoard files or logs) into ``benchmarks/zoo_reproduction/zoo-<part>/``
+and checks that the copy gives the same ``table.md``, byte for byte, as the sweep. Without arguments the script
+runs ``rlrun-table --aggregate`` on every kept part into ``benchmarks/zoo_reproduction/`` and writes the section:
+per pair our seeds beside RL Zoo's published figure (``conf/benchmark/references.yaml``), whether that figure
+lies inside our interval and, where not, what differs; then the aggregate across envs::
+
+    rlrun -m +benchmark=zoo benchmark.part=1                                   # then 2 and 3
+    python benchmarks/zoo_reproduction.py keep outputs/sweeps/zoo-1           # commit benchmarks/zoo_reproduction/
+    python benchmarks/zoo_reproduction.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rlrun.config.errors import UserError, report_user_errors
+from rlrun.record.files import write_text
+from rlrun.table.aggregate import shipped_references
+from rlrun.table.files import write_section
+from rlrun.table.runs import MISSING, find_runs, read_run
+from rlrun.table.write import write_tables
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script: benchmarks.* importable as with python -m
+from benchmarks.common import versions  # noqa: E402
+from benchmarks.presets import wall_time  # noqa: E402
+
+KEPT = ROOT / "benchmarks" / "zoo_reproduction"
+CONFIG = ROOT / "conf" / "benchmark" / "zoo.yaml"
+RUN_FILES = ("run.json", "config.yaml", "eval.csv")  # what rlrun-table reads of a run folder
+NAME = "zoo_reproduction"
+BEFORE = "<!-- rlrun:begin startup -->"  # a new section goes before this section
+PAIR = "+benchmark/zoo_pair="
+# Env families whose evaluation the Zoo runs with sampled actions (rl_zoo3's enjoy.py: Atari and MiniGrid), by
+# the env config's `extra`; the Zoo evaluates every other env with the deterministic policy.
+ZOO_SAMPLES = ("atari", "minigrid")
+
+
+def keep(sweep: Path, into: Path = KEPT) -> Path:
+    """Copy a finished part's small files into ``into/<sweep name>/`` (replacing an earlier copy); raises
+    UserError for a folder without ``sweep.json`` or a copy whose table differs from the sweep's."""
+    try:
+        name = json.loads((sweep / "sweep.json").read_text())["sweep"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise UserError(
+            f"{sweep}: no readable sweep.json with its 'sweep' name ({error})",
+            "give a sweep folder whose sweep has ended, e.g. outputs/sweeps/zoo-1 (sweep.json is written at its end)",
+        ) from None
+    into.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=into))
+    try:
+        shutil.copy2(sweep / "sweep.json", staging / "sweep.json")
+        for run in find_runs([sweep]):
+            target = staging / run.folder.relative_to(sweep)
+            target.mkdir(parents=True)
+            for file in RUN_FILES:
+                if (run.folder / file).is_file():
+                    shutil.copy2(run.folder / file, target / file)
+        if (problem := table_difference(sweep, staging)) is not None:
+            raise UserError(f"the copy of {sweep} gives another table: {problem}", "report this as a bug")
+        shutil.rmtree(into / name, ignore_errors=True)
+        staging.rename(into / name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return into / name
+
+
+def table_difference(original: Path, copy: Path) -> str | None:
+    """None when both folders give the same ``table.md``, byte for byte; else both tables."""
+    with tempfile.TemporaryDirectory() as scratch:
+        a, b = (
+            write_tables([folder], Path(scratch) / side).read_text() for folder, side in [(original, "a"), (copy, "b")]
+        )
+    return None if a == b else f"the sweep's:\n{a}\nthe copy's:\n{b}"
+
+
+def parts(config: Path = CONFIG) -> dict[str, list[str]]:
+    """The benchmark's parts and their pairs, as ``conf/benchmark/zoo.yaml`` lists them (``all`` left out)."""
+    listed = yaml.safe_load(config.read_text())["benchmark"]["parts"]
+    return {str(part): str(pairs).split(",") for part, pairs in listed.items() if part != "all"}
+
+
+def _budget(text: Any) -> int:
+    """A Zoo budget as references.yaml writes it (``500k``, ``1M``) in steps."""
+    number, unit = re.fullmatch(r"([\d.]+)([kM]?)", str(text)).groups()  # type: ignore[union-attr]
+    return round(float(number) * {"": 1, "k": 1_000, "M": 1_000_000}[unit])
+
+
+def zoo_version(references: Path) -> str:
+    """The Zoo release and commit the figures come from, as references.yaml's header says."""
+    found = re.search(r"rl-baselines3-zoo (\d[\w.]*)", references.read_text())
+    return f"Zoo {found.group(1)}" if found else "Zoo version unknown"
+
+
+def zoo_note(references: Path) -> str:
+    """references.yaml's header paragraph on the Zoo's figures (``# Zoo figures: ...`` to the next paragraph)."""
+    lines = [line[2:] for line in references.read_text().splitlines() if line.startswith("# ")]
+    start = next((i for i, line in enumerate(lines) if line.startswith("Zoo figures:")), len(lines))
+    end = next((i for i in range(start + 1, len(lines)) if re.match(r"[A-Z]\w*:", lines[i])), len(lines))
+    return " ".join(lines[start:end])
+
+
+def _score(value: float | None, digits: int | None = None) -> str:
+    """A score for reading, as rlrun-table writes them: one decimal from 100 up, else two; ``–`` for none."""
+    if value is None:
+        return "–"
+    return f"{value:.{(1 if abs(value) >= 100 else 2) if digits is None else digits}f}"
+
+
+def _spread(mean: float | None, std: float | None) -> str:
+    """``mean ± std``, the std to the mean's decimals."""
+    return "–" if mean is None else f"{_score(mean)} ± {_score(std, 1 if abs(mean) >= 100 else 2)}"
+
+
+def differences(run: Any, env_id: str, total: int, entry: dict[str, Any], figure: dict[str, Any]) -> list[str]:
+    """What sets our runs apart from the Zoo's figure, from the configs and references.yaml: budget, env id,
+    evaluation policy."""
+    found = []
+    if _budget(figure["timesteps"]) != total:
+        found.append(f"budget: ours {total:,} steps, the Zoo's {_budget(figure['timesteps']):,}")
+    bare = env_id.rpartition(":")[2]
+    if entry.get("zoo") and entry["zoo"] != bare:
+        found.append(f"env version: we run {bare}, the Zoo's figure is for {entry['zoo']}")
+    ours, family = run.value("eval.deterministic"), run.value("env.extra")
+    zoo_deterministic = family not in ZOO_SAMPLES
+    if ours is not MISSING and bool(ours) != zoo_deterministic:
+        policy = {True: "the deterministic policy", False: "sampled actions"}
+        found.append(f"evaluation: we evaluate with {policy[bool(ours)]}, the Zoo with {policy[zoo_deterministic]}")
+    return found
+
+
+def pair_rows(out: Path, references: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Per pair (``+benchmark/zoo_pair=``), its table rows with the Zoo's figure, the verdict and the differences."""
+    table = json.loads((out / "table.json").read_text())
+    found: dict[str, list[dict[str, Any]]] = {}
+    for row, group in zip(table["rows"], table["groups"], strict=True):
+        run = read_run(out / group["runs"][0]["folder"])
+        pair = next((o[len(PAIR) :] for o in run.record["overrides"] if o.startswith(PAIR)), row["group"])
+        entry = references.get(group["env_id"]) or references.get(group["env_id"].rpartition(":")[2]) or {}
+        algos, target = entry.get("algos") or {}, str(run.value("algo._target_")).rsplit(".", 1)[-1].lower()
+        figure = algos.get(row["algo"]) or algos.get(target)  # her_tqc: the Zoo's TQC figure (HER is its buffer)
+        low, high = row["return_iqm_low"], row["return_iqm_high"]
+        inside = None if figure is None or low is None else low <= figure["mean"] <= high
+        notes = differences(run, group["env_id"], group["total_timesteps"], entry, figure) if figure else []
+        episodes = (run.record.get("final") or {}).get("episodes")
+        extra = {"total_timesteps": group["total_timesteps"], "episodes": episodes, "figure": figure}
+        extra |= {"inside": inside, "notes": notes}
+        found.setdefault(pair, []).append(row | extra)
+    return found
+
+
+def _cells(pair: str, part: str, row: dict[str, Any], version: str) -> list[str]:
+    """One pair's row of the section's table."""
+    mean = _spread(row["return_mean"], row["return_std"])
+    iqm = _score(row["return_iqm"])
+    if row["return_iqm_low"] is not None:
+        iqm += f" [{_score(row['return_iqm_low'])}, {_score(row['return_iqm_high'])}]"
+    reached = "–"
+    if row["reached"] is not None:
+        steps = "–" if row["steps_to_threshold"] is None else f"{row['steps_to_threshold']:,.0f}"
+        reached = f"{steps} ({row['reached']}/{row['seeds_completed']})"
+    figure, zoo = row["figure"], "none published"
+    if figure is not None:
+        zoo = f"{_spread(figure['mean'], figure['std'])}, {_budget(figure['timesteps']):,} steps ({version})"
+    verdict = {None: "–", True: "inside", False: "**outside**"}[row["inside"]]
+    return [
+        f"`{pair}` (part {part})",
+        f"{row['total_timesteps']:,}",
+        f"{row['seeds_completed']}/{row['seeds_planned']}",
+        iqm,
+        mean,
+        reached,
+        _score(row["wall_s"], 1),
+        _score(row["fps"], 0),
+        zoo,
+        verdict,
+    ]
+
+
+HEADER = (
+    "pair (part) | steps | seeds | rlrun return IQM [95% CI] | rlrun mean ± std over seeds | steps to threshold"
+    " (reached) | wall s / seed | steps/s | RL Zoo: 1 agent, mean ± std, budget | Zoo inside our CI"
+)
+
+
+def comparison(
+    rows: dict[str, list[dict[str, Any]]], present: dict[str, Path], listed: dict[str, list[str]], references: Path
+) -> list[str]:
+    """The per-pair table and the notes under it: what differs where the Zoo's figure lies outside."""
+    version = zoo_version(references)
+    lines = [f"| {HEADER} |", "|" + "---|" * (HEADER.count("|") + 1)]
+    notes, absent = [], []
+    for part, pairs in listed.items():
+        for pair in pairs:
+            if part in present and pair not in rows:
+                absent.append(f"`{pair}`")
+            for row in rows.get(pair, []) if part in present else []:
+                lines.append("| " + " | ".join(_cells(pair, part, row, version)) + " |")
+                if row["inside"] is False:
+                    why = row["notes"] or ["none of budget, env version or evaluation policy"]
+                    notes.append(f"- `{pair}`: " + "; ".join(why) + ".")
+    if absent:
+        lines += ["", f"No runs in the kept parts for {', '.join(absent)}."]
+    if notes:
+        lines += [
+            "",
+            "Where the Zoo's figure lies outside our interval, what differs (from the configs and"
+            f" `{_relative(references)}`):",
+            "",
+            *notes,
+        ]
+    return lines
+
+
+def _relative(path: Path) -> str:
+    return path.resolve().relative_to(ROOT).as_posix() if path.resolve().is_relative_to(ROOT) else str(path)
+
+
+def _cpu() -> str:
+    cpuinfo = Path("/proc/cpuinfo")
+    names = re.findall(r"model name\s*:\s*(.+)", cpuinfo.read_text()) if cpuinfo.exists() else []
+    return names[0] if names else platform.processor() or "unknown CPU"
+
+
+def part_lines(present: dict[str, Path], listed: dict[str, list[str]]) -> list[str]:
+    """One line per part: its jobs and wall time from its sweep.json, or that it is missing."""
+    lines = []
+    for part, pairs in listed.items():
+        head = f"- part {part} ({', '.join(pairs)}):"
+        if part not in present:
+            lines.append(f"{head} **missing** (not run or not kept yet).")
+            continue
+        record = json.loads((present[part] / "sweep.json").read_text())
+        counts = record.get("counts") or {}
+        done = ", ".join(f"{n} {state}" for state, n in counts.items() if n and state != "planned")
+        busy = sum(job.get("wall_s") or 0.0 for job in record.get("jobs") or [])
+        jobs = f"{counts.get('planned', '?')} jobs ({done or 'none counted'})"
+        lines.append(
+            f"{head} {jobs}; wall time {wall_time(present[part])}; the jobs' wall times add up to {busy / 3600:.2f} h."
+        )
+    return lines
+
+
+def how_to_read(table: dict[str, Any], rows: dict[str, list[dict[str, Any]]], references: Path) -> str:
+    """The paragraph under the table: what each figure is, the thresholds, and where the Zoo's figures come from."""
+    episodes = " or ".join(
+        sorted({str(row["episodes"]) for found in rows.values() for row in found if row["episodes"]})
+    )
+    targets = [(g["env_id"].rpartition(":")[2], g["threshold"]) for g in table["groups"] if g["threshold"]]
+    thresholds = "; ".join(sorted({f"{env}: {t['metric'].replace('_', ' ')} ≥ {t['value']:g}" for env, t in targets}))
+    return (
+        f"How to read it. Ours: each seed's final evaluation ({episodes} episodes, run.json's `final`); IQM over the"
+        " seeds with its 95% bootstrap interval, mean ± std over the seeds' scores; steps to threshold: the first"
+        f" periodic evaluation that reached it, median over the seeds that did ({thresholds or 'none known'});"
+        " wall time and steps/s: median per seed (run.json). The Zoo: one trained agent, mean ± std over its"
+        ' evaluation episodes, so its std is across episodes and ours across seeds. "inside": the Zoo\'s mean lies'
+        f" in our IQM's interval. Quoted from `{_relative(references)}`: {zoo_note(references)}"
+    )
+
+
+def section(out: Path, present: dict[str, Path], listed: dict[str, list[str]], references: Path, md: Path) -> str:
+    """The body of BENCHMARKS.md's ``zoo_reproduction`` section (links relative to ``md``)."""
+    table = json.loads((out / "table.json").read_text())
+    link = Path(os.path.relpath(out.resolve(), md.parent.resolve())).as_posix()
+    rows = pair_rows(out, yaml.safe_load(references.read_text()))
+    runs = table["provenance"]["runs"]
+    packages = ", ".join(f"{name} {' / '.join(found)}" for name, found in runs["versions"].items())
+    commands = " ".join(f"`rlrun -m +benchmark=zoo benchmark.part={part}`;" for part in listed)
+    return "\n".join(
+        [
+            "## RL Zoo's pairs over seeds 0-9, beside the Zoo's published figures",
+            "",
+            f"Reproduce, part by part (each its own sweep, `outputs/sweeps/zoo-<part>/`, 2 jobs at a time): {commands}"
+            " after each, `python benchmarks/zoo_reproduction.py keep outputs/sweeps/zoo-<part>` (its run records"
+            f" into `{link}/zoo-<part>/`, to commit); then `python benchmarks/zoo_reproduction.py`, which writes this"
+            f" section with `rlrun-table --aggregate` (files in `{link}/`). The Zoo's hyperparameters and budgets"
+            " (`conf/benchmark/zoo_pair/`), evaluations every tenth of the budget.",
+            "",
+            *part_lines(present, listed),
+            "",
+            *comparison(rows, present, listed, references),
+            "",
+            how_to_read(table, rows, references),
+            "",
+            f"![Learning curves: IQM and 95% CI over seeds]({link}/curves.png)",
+            "",
+            "### Across envs (rliable's aggregate)",
+            "",
+            "Each run's final return normalised per env: a random policy = 0 (uniform random actions, its score in the"
+            " `random` column), the Zoo's figure for the pair = 1 (`reference`).",
+            "",
+            (out / "aggregate.md").read_text().strip(),
+            "",
+            f"![Performance profiles]({link}/profiles.png) ![Aggregate estimates with 95% CIs]({link}/aggregate.png)",
+            "",
+            f"Machine: {_cpu()} (hosts named by the runs: {', '.join(runs['hosts']) or 'unknown'})."
+            f" Runs: {packages or 'versions unknown'}; git {', '.join(c[:12] for c in runs['git']) or 'unknown'}."
+            f" Section written with {versions()}, Python {platform.python_version()}.",
+        ]
+    )
+
+
+def _place(md: Path) -> None:
+    """A new section goes before the startup section (after the zoo section and its commentary)."""
+    text = md.read_text(encoding="utf-8") if md.exists() else ""
+    if f"<!-- rlrun:begin {NAME} -->" not in text and BEFORE in text:
+        empty = f"<!-- rlrun:begin {NAME} -->\n<!-- rlrun:end {NAME} -->\n\n"
+        write_text(md, text.replace(BEFORE, empty + BEFORE, 1))
+
+
+def write_reproduction(kept: Path = KEPT, md: Path = ROOT / "BENCHMARKS.md", config: Path = CONFIG) -> Path:
+    """Tables and aggregate of every kept part into ``kept``, and the section into ``md``; returns ``md``."""
+    listed = parts(config)
+    present = {part: kept / f"zoo-{part}" for part in listed if (kept / f"zoo-{part}" / "sweep.json").is_file()}
+    if not present:
+        raise UserError(
+            f"{kept}: no kept part (zoo-{'|'.join(listed)}/sweep.json)",
+            "keep a finished part first: python benchmarks/zoo_reproduction.py keep outputs/sweeps/zoo-1",
+        )
+    references = shipped_references()
+    write_tables(list(present.values()), kept, aggregate=True)
+    _place(md)
+    write_section(md, NAME, section(kept, present, listed, references, md))
+    return md
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("keep", nargs="?", choices=["keep"], help="keep a part's results instead of writing")
+    parser.add_argument("sweep", nargs="?", type=Path, help="with keep: the part's sweep folder")
+    parser.add_argument("--kept", type=Path, default=KEPT, help="where the parts are kept and the tables written")
+    parser.add_argument("--benchmarks-md", type=Path, default=ROOT / "BENCHMARKS.md")
+    args = parser.parse_args()
+    with report_user_errors("benchmarks/zoo_reproduction.py"):
+        if args.keep:
+            if args.sweep is None:
+                parser.error("keep needs the part's sweep folder, e.g. keep outputs/sweeps/zoo-1")
+            print(f"kept {args.sweep} in {keep(args.sweep, args.kept)}/ (same table.md as the sweep's)")
+        else:
+            print(f"wrote the {NAME} section of {write_reproduction(args.kept, args.benchmarks_md)} and {args.kept}/")
+
+
+if __name__ == "__main__":
+    main()
