@@ -40,7 +40,10 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", choices=NAMES, default=list(NAMES), help="benchmarks to run")
     parser.add_argument("--reps", type=int, default=5, help="repetitions of each side, alternating (default 5)")
     parser.add_argument("--quick", action="store_true", help="tiny budgets: proves each benchmark works")
-    parser.add_argument("--pairs", nargs="+", help="time_to_solve: presets to run (default: all of conf/tuned/)")
+    parser.add_argument(
+        "--pairs", nargs="+", help="time_to_solve: presets to run (default: all of conf/tuned/); zoo: its pairs"
+    )
+    parser.add_argument("--user-level", action="store_true", help="zoo: also the 10-seed user-level figure")
     parser.add_argument("--jobs", type=int, default=1, help="time_to_solve: runs side by side (default 1)")
     parser.add_argument("--out", type=Path, default=common.BENCHMARKS_MD, help="the Markdown file to write")
     args = parser.parse_args()
@@ -75,7 +78,7 @@ def _run(name: str, args: argparse.Namespace, only: set[str]) -> dict[str, str]:
 
     if name == "startup" and "zoo" in only:
         return {}  # written together with the zoo section
-    return zoo.run(args.reps, args.quick, only & {"zoo", "startup"})
+    return zoo.run(args.reps, args.quick, only & {"zoo", "startup"}, args.pairs, args.user_level)
 
 
 if __name__ == "__main__":

@@ -1,22 +1,22 @@
-"""Benchmarks 2 and 3: rlrun against RL Baselines3 Zoo, whole runs and start-up, both sides in one invocation.
+"""Benchmarks 2 and 3: rlrun against RL Baselines3 Zoo, whole runs pair by pair and start-up, in one invocation.
 
 The Zoo is installed by the benchmark into its own virtualenv, ``benchmarks/.zoo-venv`` (git-ignored; torch
-first, pinned to the project's CPU build, so pip does not pull a CUDA one), never into rlrun's. Runs:
-CartPole-v1 PPO (1e5 steps) and Pendulum-v1 SAC (2e4 steps) with the Zoo's hyperparameters on both sides
-(rlrun takes them from ``conf/benchmark/zoo/``: ``~tuned +benchmark/zoo=<env>_<algo>``; its own presets are tuned
-for wall time instead). Sides: the Zoo with its defaults (evaluation every 25,000 steps, 5 episodes,
-one eval env, no checkpoints), rlrun with its defaults (that file's evaluations and the 50-episode final
-one, snapshots), and rlrun at the Zoo's evaluation settings with a one-episode final evaluation.
-Start-up: seconds from before the process starts to its first env step (benchmarks/first_step.py).
+first, pinned to the project's CPU build, so pip does not pull a CUDA one, then the env packages of the pairs),
+never into rlrun's. Whole runs: the pairs of ``benchmarks/zoo_pairs.py`` at the Zoo's hyperparameters and budgets,
+three sides (the Zoo by default, the Zoo at one torch thread, rlrun by default), three ratios; and the user-level
+figure (``--user-level``). Start-up: seconds from before the process starts to its first env step
+(benchmarks/first_step.py).
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import zoo_pairs
 from benchmarks.common import (
     PYTHON,
     ROOT,
@@ -29,12 +29,8 @@ from benchmarks.common import (
     versions,
 )
 
-CASES = {
-    "CartPole-v1 PPO": (("cartpole", "ppo"), ("ppo", "CartPole-v1"), 100_000),
-    "Pendulum-v1 SAC": (("pendulum", "sac"), ("sac", "Pendulum-v1"), 20_000),
-}
-QUICK = {"CartPole-v1 PPO": 2_048, "Pendulum-v1 SAC": 300}
-ZOO_EVAL = ["eval.every=25000", "eval.episodes=5", "eval.n_envs=5", "eval.final_episodes=1"]
+# The env packages of the pairs, at the versions rlrun's extras install here (MiniGrid, Box2D).
+ZOO_ENV_PACKAGES = ("minigrid==3.2.0", "box2d==2.3.10", "pygame-ce==2.5.8")
 FIRST_STEP = str(ROOT / "benchmarks" / "first_step.py")
 # What each side's environment holds in memory before training: the peak RSS of a process that only imports.
 IMPORTS = {
@@ -78,55 +74,12 @@ def ensure_zoo() -> None:
     pip = [str(ZOO_PYTHON), "-m", "pip", "install", "-q"]
     subprocess.run([*pip, "torch==2.13.0"], check=True)
     subprocess.run([*pip, "rl_zoo3"], check=True)
+    subprocess.run([*pip, *ZOO_ENV_PACKAGES], check=True)
 
 
 def zoo_config(env: str, algo: str) -> list[str]:
     """rlrun's overrides for the Zoo's hyperparameters and budget (``conf/benchmark/zoo/``), not rlrun's preset."""
     return [f"env={env}", f"algo={algo}", "~tuned", f"+benchmark/zoo={env}_{algo}"]
-
-
-def _sides(case: str, steps: int, work: Path, rep: int) -> dict[str, list[str]]:
-    (env, algo), (zoo_algo, zoo_env), _ = CASES[case]
-    tag = f"{env}-{algo}-{rep}"
-    rlrun = [PYTHON, "-m", "rlrun", *zoo_config(env, algo), f"total_timesteps={steps}", "progress_bar=false"]
-    return {
-        "zoo defaults": [str(ZOO_PYTHON), "-m", "rl_zoo3.train", "--algo", zoo_algo, "--env", zoo_env]
-        + ["-n", str(steps), "--seed", "0", "-f", str(work / f"zoo-{tag}")],
-        "rlrun defaults": rlrun + [f"hydra.run.dir={work / f'rlrun-{tag}'}"],
-        "rlrun at zoo eval": rlrun + ZOO_EVAL + [f"hydra.run.dir={work / f'rlrun-zoo-eval-{tag}'}"],
-    }
-
-
-def whole_runs(reps: int, quick: bool, work: Path) -> list[list[str]]:
-    """Benchmark 2's rows."""
-    rows = []
-    for case, (_, _, full_steps) in CASES.items():
-        steps = QUICK[case] if quick else full_steps
-        walls: dict[str, list[float]] = {}
-        peaks: dict[str, list[float]] = {}
-        cpus: dict[str, list[float]] = {}
-        for rep in range(reps):
-            for name, cmd in _sides(case, steps, work, rep).items():
-                proc = run_process(cmd, work / "logs" / f"{case}-{name}-{rep}.log".replace(" ", "_"))
-                walls.setdefault(name, []).append(proc.wall_s)
-                peaks.setdefault(name, []).append(proc.peak_mb)
-                cpus.setdefault(name, []).append(proc.cpu_s)
-        zoo = median(walls["zoo defaults"])
-        goals = {"rlrun defaults": 1.0, "rlrun at zoo eval": 0.9}
-        for name in walls:
-            ratio = median(walls[name]) / zoo
-            goal = goals.get(name)
-            verdict = "" if goal is None else f"<= {goal}: {'met' if ratio <= goal else 'NOT met'}"
-            peak = median(peaks[name])
-            rows.append(
-                [case, f"{steps:,}", name, f"{median(walls[name]):.2f}", f"{ratio:.3f}", verdict]
-                + [
-                    f"{median(cpus[name]):.2f}",
-                    f"{median(cpus[name]) / median(cpus['zoo defaults']):.3f}",
-                    f"{peak:.0f}",
-                ]
-            )
-    return rows
 
 
 def _startup(cmd: list[str], stamp: Path, log: Path) -> float:
@@ -158,42 +111,63 @@ def startup(reps: int, work: Path) -> list[list[str]]:
     return rows
 
 
-def run(reps: int, quick: bool, only: set[str]) -> dict[str, str]:
-    """The sections ``zoo`` and ``startup`` (those in ``only``)."""
+def _zoo_section(results: dict[str, dict], figure: dict | None, peaks: dict[str, float], quick: bool) -> str:
+    command = "python -m benchmarks --only zoo --pairs NAME... --reps N [--user-level]"
+    return "\n".join(
+        [
+            "## RL Zoo: the same training, whole runs, pair by pair",
+            "",
+            "**Quick run (tiny budgets, to prove the benchmark works; not the figures the goals are about).**"
+            if quick
+            else "",
+            "The Zoo's hyperparameters and budgets on both sides: `python -m rl_zoo3.train --algo A --env E --seed 0`"
+            " as the Zoo runs by default (torch's default threads, evaluation every 25,000 steps on 5 episodes,"
+            " no checkpoints), the same with `--num-threads 1`, and `rlrun env=E algo=A` as rlrun runs by default"
+            " (its preset is the Zoo's values; `~tuned +benchmark/zoo=<pair>` where rlrun's own preset is tuned"
+            " for wall time; one torch thread, evaluation every 10,000 steps on 10 episodes, a 50-episode final"
+            " evaluation, snapshots every 10,000 steps). Whole processes, the three sides alternating, medians."
+            " Ratios are rlrun's: wall time over the Zoo's default (`default`; its goal <= 1.0 applies where the"
+            f" Zoo's default runs on one core, i.e. at most {zoo_pairs.ONE_CORE} CPU seconds per wall second; the"
+            " Zoo's cores are in brackets), wall time over the Zoo's at one thread (`equal threads`, goal <= 0.95)"
+            " and CPU seconds over the Zoo's default (`per CPU-second`, goal <= 0.7).",
+            "",
+            table(zoo_pairs.HEADER, zoo_pairs.rows(results)),
+            "",
+            *(zoo_pairs.user_level_lines(figure) if figure else ["User level: not measured by this run."]),
+            "",
+            memory_note(peaks),
+            "",
+            "Each invocation measures the pairs named and keeps them in `benchmarks/zoo_pairs.json`; the table is"
+            " written from all kept pairs (the reps and date of each in its last column).",
+            provenance(command, max((r["reps"] for r in results.values()), default=0)),
+            "The Zoo's environment: "
+            f"{versions(str(ZOO_PYTHON), ('rl_zoo3', 'stable-baselines3', 'gymnasium', 'torch', 'minigrid'))}.",
+        ]
+    )
+
+
+def run(
+    reps: int, quick: bool, only: set[str], pairs: list[str] | None = None, user_level: bool = False
+) -> dict[str, str]:
+    """The sections ``zoo`` and ``startup`` (those in ``only``); ``pairs``: the Zoo pairs to measure now."""
     ensure_zoo()
     sections = {}
     zoo_versions = (
         f"The Zoo's environment: {versions(str(ZOO_PYTHON), ('rl_zoo3', 'stable-baselines3', 'gymnasium', 'torch'))}."
     )
-    quick_note = "**Quick run (tiny budgets, to prove the benchmark works; not the figures the goals are about).**\n\n"
     with tempfile.TemporaryDirectory(prefix="rlrun-bench-") as tmp:
         work = Path(tmp)
-        if "startup" in only or "zoo" in only:
-            start_rows = startup(reps, work)  # also the warm-up of both virtualenvs before the whole runs
+        start_rows = startup(reps, work)  # also the warm-up of both virtualenvs before the whole runs
         if "zoo" in only:
-            rows = whole_runs(reps, quick, work)
-            peaks = import_peaks(work)
-            sections["zoo"] = "\n".join(
-                [
-                    "## RL Zoo: the same training, whole runs",
-                    "",
-                    quick_note if quick else "",
-                    "The Zoo's hyperparameters on both sides (`rl_zoo3.train --algo A --env E -n N --seed 0`; rlrun "
-                    "with `~tuned +benchmark/zoo=<env>_<algo>`, the same values). `zoo defaults`: evaluation every "
-                    "25,000 steps, 5 episodes, 1 eval env, no checkpoints, torch's default threads. `rlrun defaults`: "
-                    "that file's evaluations, the 50-episode "
-                    "final evaluation (on 10 copies), snapshots every 10,000 steps, 1 torch thread. "
-                    f"`rlrun at zoo eval`: `{' '.join(ZOO_EVAL)}`. Goals: defaults <= 1.0, at zoo eval <= 0.9, "
-                    "peak memory (largest process, `wait4`) no more than the Zoo's.",
-                    "",
-                    table(["case", "steps", "side", "wall s", "ratio", "goal", "cpu s", "cpu ratio", "peak MB"], rows),
-                    "",
-                    memory_note(peaks),
-                    "",
-                    provenance(f"python -m benchmarks --only zoo{' --quick' if quick else ''} --reps {reps}", reps),
-                    zoo_versions,
-                ]
-            )
+            names = list(zoo_pairs.PAIRS) if pairs is None else pairs
+            results = zoo_pairs.measure_pairs(names, reps, quick, work)
+            figure = zoo_pairs.user_level(work, quick) if user_level else None
+            kept = zoo_pairs.CACHE.with_name("zoo_user_level.json")
+            if figure is not None and not quick:
+                kept.write_text(json.dumps(figure, indent=1, sort_keys=True) + "\n")
+            elif figure is None and kept.exists() and not quick:
+                figure = json.loads(kept.read_text())
+            sections["zoo"] = _zoo_section(results, figure, import_peaks(work), quick)
         if "startup" in only:
             rows = start_rows
             sections["startup"] = "\n".join(
