@@ -22,7 +22,13 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from rlrun.cli.overrides import CommandLine, check_launcher_extras, check_output_folders, check_wrapper_names
+from rlrun.cli.overrides import (
+    CommandLine,
+    check_benchmark_part,
+    check_launcher_extras,
+    check_output_folders,
+    check_wrapper_names,
+)
 
 # Only modules that do not import torch: a sweep's own process starts its launcher's workers before it
 # imports torch (hydra_plugins/rlrun_sweeper/warm_up.py); training imports it where it starts.
@@ -270,6 +276,7 @@ def _main() -> None:
     with report_user_errors():
         check_wrapper_names(command)
         check_launcher_extras(command)
+        check_benchmark_part(command)
         check_output_folders(command)
         _refuse_existing_run_dir(command)
         _invocation = _Invocation.read(command)

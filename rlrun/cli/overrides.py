@@ -23,8 +23,10 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 
+import yaml
 from hydra import initialize_config_dir, initialize_config_module
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -161,6 +163,25 @@ def check_launcher_extras(argv: CommandLine | Sequence[str]) -> None:
             launcher = override.value()
             if isinstance(launcher, str) and launcher in LAUNCHER_EXTRAS:
                 families.require(LAUNCHER_EXTRAS[launcher], f"hydra/launcher={launcher}")
+
+
+def check_benchmark_part(argv: CommandLine | Sequence[str]) -> None:
+    """Raise :class:`UserError` when ``benchmark.part=`` names no part of the ``+benchmark=`` config chosen.
+
+    The part picks the sweep's jobs (``conf/benchmark/zoo.yaml``), so it must be known before Hydra builds the
+    sweeper, where a wrong one would end in a traceback."""
+    chosen = dict(override.lstrip("+").split("=", 1) for override in _command(argv).overrides if "=" in override)
+    if "benchmark.part" not in chosen or "benchmark" not in chosen:
+        return
+    path = Path(str(files(CONFIG_MODULE))) / "benchmark" / f"{chosen['benchmark']}.yaml"
+    parts = (yaml.safe_load(path.read_text()) or {}).get("benchmark", {}).get("parts") if path.exists() else None
+    if not parts:
+        raise UserError(f"benchmark={chosen['benchmark']} has no parts", "leave out benchmark.part")
+    if chosen["benchmark.part"] not in {str(key) for key in parts}:
+        raise UserError(
+            f"benchmark.part={chosen['benchmark.part']} is not a part of benchmark={chosen['benchmark']}",
+            f"use one of: {', '.join(map(str, parts))} (conf/benchmark/{chosen['benchmark']}.yaml)",
+        )
 
 
 def check_output_folders(argv: CommandLine | Sequence[str]) -> None:

@@ -6,6 +6,9 @@ tests/rlrun/config/test_errors.py and tests/rlrun/cli/test_check.py.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -96,4 +99,21 @@ def test_a_writable_output_folder_passes_and_nothing_is_created(tmp_path: Path) 
     override_checks.check_output_folders([f"hydra.run.dir={tmp_path / 'new' / 'run'}", "seed=1"])
     override_checks.check_output_folders([f"hydra.run.dir={tmp_path}"])
     override_checks.check_output_folders(["hydra.run.dir=outputs/${now:%Y}"])  # interpolations: left to Hydra
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_benchmark_part_that_is_not_there_is_refused_before_hydra_builds_the_sweep(tmp_path: Path) -> None:
+    override_checks.check_benchmark_part(["+benchmark=zoo", "benchmark.part=2"])  # a part there: passes
+    override_checks.check_benchmark_part(["+benchmark=zoo", "benchmark.part=all"])
+    with pytest.raises(UserError) as caught:
+        override_checks.check_benchmark_part(["+benchmark=zoo", "benchmark.part=7"])
+    assert caught.value.problem == "benchmark.part=7 is not a part of benchmark=zoo"
+    assert caught.value.fix == "use one of: 1, 2, 3, all (conf/benchmark/zoo.yaml)"
+    with pytest.raises(UserError, match="benchmark=presets has no parts"):
+        override_checks.check_benchmark_part(["+benchmark=presets", "benchmark.part=1"])
+    env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
+    cli = [sys.executable, "-m", "rlrun", "-m", "+benchmark=zoo", "benchmark.part=7"]
+    result = subprocess.run(cli, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "benchmark.part=7 is not a part of benchmark=zoo" in result.stderr
     assert list(tmp_path.iterdir()) == []

@@ -192,3 +192,22 @@ def test_env_threshold_changes_neither_the_hash_nor_the_folder() -> None:
     assert config_hash(compose_config("env=pendulum")) == config_hash(
         compose_config("env=pendulum", "env.threshold=null")
     )
+
+
+def test_a_benchmark_part_is_found_as_a_number_or_a_name() -> None:
+    parts = {"1": "a,b", "all": "a,b,c"}
+    assert resolvers.benchmark_part(parts, 1) == "a,b"
+    assert resolvers.benchmark_part(parts, "all") == "a,b,c"
+    with pytest.raises(UserError, match="benchmark.part=2 is not a part"):
+        resolvers.benchmark_part(parts, 2)
+
+
+def test_the_zoo_benchmarks_part_picks_the_sweeps_pairs_and_names_its_sweep() -> None:
+    with initialize_config_module("rlrun.conf", version_base="1.3"):
+        cfg = compose("config", overrides=["+benchmark=zoo", "benchmark.part=1"], return_hydra_config=True)
+    assert cfg.hydra.sweeper.params["+benchmark/zoo_pair"] == "mountaincar_a2c,acrobot_a2c"
+    assert cfg.sweep == "zoo-1"
+    # the benchmark keys change no training: not in the job folders' names
+    assert resolvers.sweep_subdir(
+        "mountaincar", "a2c", ["+benchmark/zoo_pair=mountaincar_a2c", "benchmark.part=1"], 0
+    ) == ("mountaincar-a2c/seed-0")
