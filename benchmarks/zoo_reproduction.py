@@ -34,7 +34,7 @@ from rlrun.config.errors import UserError, report_user_errors
 from rlrun.record.files import write_text
 from rlrun.table.aggregate import shipped_references
 from rlrun.table.files import write_section
-from rlrun.table.runs import MISSING, find_runs, read_run
+from rlrun.table.runs import MISSING, Run, find_runs, read_run
 from rlrun.table.write import write_tables
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -129,7 +129,7 @@ def _spread(mean: float | None, std: float | None) -> str:
     return "–" if mean is None else f"{_score(mean)} ± {_score(std, 1 if abs(mean) >= 100 else 2)}"
 
 
-def differences(run: Any, env_id: str, total: int, entry: dict[str, Any], figure: dict[str, Any]) -> list[str]:
+def differences(run: Run, env_id: str, total: int, entry: dict[str, Any], figure: dict[str, Any]) -> list[str]:
     """What sets our runs apart from the Zoo's figure, from the configs and references.yaml: budget, env id,
     evaluation policy."""
     found = []
@@ -180,18 +180,12 @@ def _cells(pair: str, part: str, row: dict[str, Any], version: str) -> list[str]
     if figure is not None:
         zoo = f"{_spread(figure['mean'], figure['std'])}, {_budget(figure['timesteps']):,} steps ({version})"
     verdict = {None: "–", True: "inside", False: "**outside**"}[row["inside"]]
-    return [
+    head = [
         f"`{pair}` (part {part})",
         f"{row['total_timesteps']:,}",
         f"{row['seeds_completed']}/{row['seeds_planned']}",
-        iqm,
-        mean,
-        reached,
-        _score(row["wall_s"], 1),
-        _score(row["fps"], 0),
-        zoo,
-        verdict,
     ]
+    return head + [iqm, mean, reached, _score(row["wall_s"], 1), _score(row["fps"], 0), zoo, verdict]
 
 
 HEADER = (
@@ -250,11 +244,9 @@ def part_lines(present: dict[str, Path], listed: dict[str, list[str]]) -> list[s
         record = json.loads((present[part] / "sweep.json").read_text())
         counts = record.get("counts") or {}
         done = ", ".join(f"{n} {state}" for state, n in counts.items() if n and state != "planned")
-        busy = sum(job.get("wall_s") or 0.0 for job in record.get("jobs") or [])
-        jobs = f"{counts.get('planned', '?')} jobs ({done or 'none counted'})"
-        lines.append(
-            f"{head} {jobs}; wall time {wall_time(present[part])}; the jobs' wall times add up to {busy / 3600:.2f} h."
-        )
+        busy = sum(run.record.get("wall_s") or 0.0 for run in find_runs([present[part]]) if run.completed)
+        jobs = f"{counts.get('planned', '?')} jobs ({done or 'none counted'}); wall time {wall_time(present[part])}"
+        lines.append(f"{head} {jobs}; the completed runs' wall times (run.json) add up to {busy / 3600:.2f} h.")
     return lines
 
 
