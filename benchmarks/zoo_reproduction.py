@@ -344,7 +344,10 @@ def main() -> None:
         if args.keep:
             if args.sweep is None:
                 parser.error("keep needs the part's sweep folder, e.g. keep outputs/sweeps/zoo-1")
-            print(f"kept {args.sweep} in {keep(args.sweep, args.kept)}/ (same table.md as the sweep's)")
+            kept = keep(args.sweep, args.kept)
+            counts = json.loads((kept / "sweep.json").read_text()).get("counts") or {}
+            done = f"{counts.get('completed', '?')} of {counts.get('planned', '?')} jobs completed"
+            print(f"kept {args.sweep} in {kept}/ ({done}; the same table.md as the sweep's)")
         else:
             print(f"wrote the {NAME} section of {write_reproduction(args.kept, args.benchmarks_md)} and {args.kept}/")
 
