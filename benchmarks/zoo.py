@@ -129,7 +129,9 @@ def _zoo_section(results: dict[str, dict], figure: dict | None, peaks: dict[str,
             " Ratios are rlrun's: wall time over the Zoo's default (`default`; its goal <= 1.0 applies where the"
             f" Zoo's default runs on one core, i.e. at most {zoo_pairs.ONE_CORE} CPU seconds per wall second; the"
             " Zoo's cores are in brackets), wall time over the Zoo's at one thread (`equal threads`, goal <= 0.95)"
-            " and CPU seconds over the Zoo's default (`per CPU-second`, goal <= 0.7).",
+            " and CPU seconds over the Zoo's default (`per CPU-second`, goal <= 0.7). `rlrun at zoo eval`: rlrun"
+            f" with `{' '.join(zoo_pairs.ZOO_EVAL)}`, the Zoo's evaluation work, its wall time and its ratio to the"
+            " Zoo's at one thread (measured for the pairs where it tells the cost of rlrun's evaluations).",
             "",
             table(zoo_pairs.HEADER, zoo_pairs.rows(results)),
             "",

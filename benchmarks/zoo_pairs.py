@@ -22,7 +22,10 @@ from pathlib import Path
 from benchmarks.common import PYTHON, ROOT, ZOO_PYTHON, median, run_process
 
 CACHE = ROOT / "benchmarks" / "zoo_pairs.json"
-SIDES = ("zoo defaults", "zoo 1 thread", "rlrun defaults")
+SIDES = ("zoo defaults", "zoo 1 thread", "rlrun defaults", "rlrun at zoo eval")
+# rlrun at the Zoo's evaluation settings (every 25,000 steps on 5 episodes; one final episode where rlrun's default
+# is 50): the same training with the evaluation work the Zoo does, to measure what rlrun's evaluations cost.
+ZOO_EVAL = ("eval.every=25000", "eval.episodes=5", "eval.n_envs=5", "eval.final_episodes=1")
 # The Zoo's torch threads at its default: more than this many CPU seconds per wall second counts as two cores.
 ONE_CORE = 1.3
 GOALS = {"default": 1.0, "equal threads": 0.95, "per CPU-second": 0.7}
@@ -77,12 +80,14 @@ def _commands(pair: Pair, steps: int, work: Path, rep: int) -> dict[str, list[st
         "zoo defaults": zoo + ["-f", str(work / f"zoo-{tag}")],
         "zoo 1 thread": zoo + ["--num-threads", "1", "-f", str(work / f"zoo1-{tag}")],
         "rlrun defaults": rlrun + [f"hydra.run.dir={work / f'rlrun-{tag}'}"],
+        "rlrun at zoo eval": rlrun + [*ZOO_EVAL, f"hydra.run.dir={work / f'rlrun-zoo-eval-{tag}'}"],
     }
 
 
 def measure(pair: Pair, steps: int, reps: int, work: Path) -> dict[str, dict[str, list[float]]]:
     """Wall and CPU seconds and peak MB of each side, ``reps`` times, the sides alternating."""
     found: dict[str, dict[str, list[float]]] = {side: {"wall": [], "cpu": [], "peak": []} for side in SIDES}
+    # (pairs kept before "rlrun at zoo eval" was a side have three; rows() shows its column empty for them)
     for rep in range(reps):
         for side, cmd in _commands(pair, steps, work, rep).items():
             proc = run_process(cmd, work / "logs" / f"{pair.name}-{side.replace(' ', '_')}-{rep}.log")
@@ -123,13 +128,15 @@ def rows(results: dict[str, dict]) -> list[list[str]]:
     table = []
     for name, result in results.items():
         sides = result["sides"]
-        wall = {side: median(sides[side]["wall"]) for side in SIDES}
-        cpu = {side: median(sides[side]["cpu"]) for side in SIDES}
+        wall = {side: median(sides[side]["wall"]) for side in SIDES if sides.get(side, {}).get("wall")}
+        cpu = {side: median(sides[side]["cpu"]) for side in SIDES if sides.get(side, {}).get("cpu")}
         zoo_cores = cpu["zoo defaults"] / wall["zoo defaults"]
         default = wall["rlrun defaults"] / wall["zoo defaults"]
         equal = wall["rlrun defaults"] / wall["zoo 1 thread"]
         per_cpu = cpu["rlrun defaults"] / cpu["zoo defaults"]
-        peak = {side: median(sides[side]["peak"]) for side in SIDES}
+        peak = {side: median(sides[side]["peak"]) for side in SIDES if sides.get(side, {}).get("peak")}
+        at_zoo_eval = wall.get("rlrun at zoo eval")
+        zoo_eval = "" if at_zoo_eval is None else f"{at_zoo_eval:.1f} ({at_zoo_eval / wall['zoo 1 thread']:.3f})"
         table.append(
             [
                 f"`{name}`",
@@ -140,6 +147,7 @@ def rows(results: dict[str, dict]) -> list[list[str]]:
                 f"{default:.3f} {_verdict(default, GOALS['default'] if zoo_cores <= ONE_CORE else None)}",
                 f"{equal:.3f} {_verdict(equal, GOALS['equal threads'])}",
                 f"{per_cpu:.3f} {_verdict(per_cpu, GOALS['per CPU-second'])}",
+                zoo_eval,
                 f"{peak['zoo defaults']:.0f} / {peak['rlrun defaults']:.0f}",
                 f"{result['reps']}, {result['date']}",
             ]
@@ -156,6 +164,7 @@ HEADER = [
     "default ratio",
     "equal threads",
     "per CPU-second",
+    "rlrun at zoo eval s (/ zoo 1 thread)",
     "peak MB zoo / rlrun",
     "reps, measured",
 ]

@@ -62,3 +62,7 @@ def test_ratios_are_medians_and_the_default_goal_applies_only_where_the_zoo_runs
     assert two_cores[7] == "0.800 <= 0.7: NOT met"
     slower = zoo_pairs.rows({"a": _result(99.0, 99.0, 79.0, 89.0, 59.0)})[0]
     assert slower[6] == "1.125 <= 0.95: NOT met"
+    assert slower[8] == ""  # measured before the side "rlrun at zoo eval" existed
+    with_zoo_eval = _result(99.0, 99.0, 79.0, 89.0, 59.0)
+    with_zoo_eval["sides"]["rlrun at zoo eval"] = {"wall": [71.0, 73.0], "cpu": [70.0, 70.0], "peak": [1.0, 1.0]}
+    assert zoo_pairs.rows({"a": with_zoo_eval})[0][8] == "72.0 (0.900)"
