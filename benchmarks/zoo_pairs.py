@@ -9,7 +9,9 @@ over the Zoo's default. The measurements are kept per pair in ``benchmarks/zoo_p
 can be measured in several invocations (``--pairs``) and the section is written from all of them.
 
 The user-level figure: the wall time to the 10-seed results of three pairs, rlrun's joblib sweep (two jobs at a
-time, its table written at the end) against the Zoo run seed after seed as its documentation shows.
+time, its table written at the end) against the Zoo run seed after seed as its documentation shows. Only wall
+time is compared there: the sweep's jobs run in joblib's worker processes, whose CPU time the timing launcher
+does not see.
 """
 
 from __future__ import annotations
