@@ -194,6 +194,15 @@ HEADER = (
 )
 
 
+def _why(row: dict[str, Any]) -> str:
+    """What differs between a pair's runs and the Zoo's figure: the configs' differences, then what always does."""
+    each = f" ({row['episodes']} episodes each)" if row["episodes"] else ""
+    seeds = (
+        f"the Zoo's figure is one agent's evaluation, ours the IQM of {row['seeds_completed']} seeds' final ones{each}"
+    )
+    return "; ".join(row["notes"] or ["same budget, env id and evaluation policy"]) + f"; {seeds}."
+
+
 def comparison(
     rows: dict[str, list[dict[str, Any]]], present: dict[str, Path], listed: dict[str, list[str]], references: Path
 ) -> list[str]:
@@ -208,8 +217,7 @@ def comparison(
             for row in rows.get(pair, []) if part in present else []:
                 lines.append("| " + " | ".join(_cells(pair, part, row, version)) + " |")
                 if row["inside"] is False:
-                    why = row["notes"] or ["none of budget, env version or evaluation policy"]
-                    notes.append(f"- `{pair}`: " + "; ".join(why) + ".")
+                    notes.append(f"- `{pair}`: {_why(row)}")
     if absent:
         lines += ["", f"No runs in the kept parts for {', '.join(absent)}."]
     if notes:
@@ -230,7 +238,8 @@ def _relative(path: Path) -> str:
 def _cpu() -> str:
     cpuinfo = Path("/proc/cpuinfo")
     names = re.findall(r"model name\s*:\s*(.+)", cpuinfo.read_text()) if cpuinfo.exists() else []
-    return names[0] if names else platform.processor() or "unknown CPU"
+    cpu = names[0] if names else platform.processor() or "unknown CPU"
+    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
 
 
 def part_lines(present: dict[str, Path], listed: dict[str, list[str]]) -> list[str]:
@@ -245,7 +254,8 @@ def part_lines(present: dict[str, Path], listed: dict[str, list[str]]) -> list[s
         counts = record.get("counts") or {}
         done = ", ".join(f"{n} {state}" for state, n in counts.items() if n and state != "planned")
         busy = sum(run.record.get("wall_s") or 0.0 for run in find_runs([present[part]]) if run.completed)
-        jobs = f"{counts.get('planned', '?')} jobs ({done or 'none counted'}); wall time {wall_time(present[part])}"
+        jobs = f"{counts.get('planned', '?')} jobs ({done or 'none counted'})"
+        jobs += f"; wall time of its last invocation {wall_time(present[part])}"
         lines.append(f"{head} {jobs}; the completed runs' wall times (run.json) add up to {busy / 3600:.2f} h.")
     return lines
 
