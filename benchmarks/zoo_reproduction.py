@@ -32,7 +32,7 @@ import yaml
 
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.record.files import write_text
-from rlrun.table.aggregate import shipped_references
+from rlrun.table.aggregate import SHIPPED, shipped_references
 from rlrun.table.files import write_section
 from rlrun.table.runs import MISSING, Run, find_runs, read_run
 from rlrun.table.write import write_tables
@@ -73,22 +73,18 @@ def keep(sweep: Path, into: Path = KEPT) -> Path:
             for file in RUN_FILES:
                 if (run.folder / file).is_file():
                     shutil.copy2(run.folder / file, target / file)
-        if (problem := table_difference(sweep, staging)) is not None:
-            raise UserError(f"the copy of {sweep} gives another table: {problem}", "report this as a bug")
+        with tempfile.TemporaryDirectory() as scratch:  # the copy must give the sweep's table, byte for byte
+            a, b = (
+                write_tables([folder], Path(scratch) / side).read_bytes()
+                for folder, side in [(sweep, "a"), (staging, "b")]
+            )
+        if a != b:
+            raise UserError(f"the copy of {sweep} gives another table.md than the sweep", "report this as a bug")
         shutil.rmtree(into / name, ignore_errors=True)
         staging.rename(into / name)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return into / name
-
-
-def table_difference(original: Path, copy: Path) -> str | None:
-    """None when both folders give the same ``table.md``, byte for byte; else both tables."""
-    with tempfile.TemporaryDirectory() as scratch:
-        a, b = (
-            write_tables([folder], Path(scratch) / side).read_text() for folder, side in [(original, "a"), (copy, "b")]
-        )
-    return None if a == b else f"the sweep's:\n{a}\nthe copy's:\n{b}"
 
 
 def parts(config: Path = CONFIG) -> dict[str, list[str]]:
@@ -223,16 +219,11 @@ def comparison(
     if notes:
         lines += [
             "",
-            "Where the Zoo's figure lies outside our interval, what differs (from the configs and"
-            f" `{_relative(references)}`):",
+            f"Where the Zoo's figure lies outside our interval, what differs (from the configs and `{SHIPPED}`):",
             "",
             *notes,
         ]
     return lines
-
-
-def _relative(path: Path) -> str:
-    return path.resolve().relative_to(ROOT).as_posix() if path.resolve().is_relative_to(ROOT) else str(path)
 
 
 def _cpu() -> str:
@@ -273,7 +264,7 @@ def how_to_read(table: dict[str, Any], rows: dict[str, list[dict[str, Any]]], re
         f" periodic evaluation that reached it, median over the seeds that did ({thresholds or 'none known'});"
         " wall time and steps/s: median per seed (run.json). The Zoo: one trained agent, mean ± std over its"
         ' evaluation episodes, so its std is across episodes and ours across seeds. "inside": the Zoo\'s mean lies'
-        f" in our IQM's interval. Quoted from `{_relative(references)}`: {zoo_note(references)}"
+        f" in our IQM's interval. Quoted from `{SHIPPED}`: {zoo_note(references)}"
     )
 
 
