@@ -125,7 +125,7 @@ def _zoo_section(results: dict[str, dict], figure: dict | None, peaks: dict[str,
             " no checkpoints), the same with `--num-threads 1`, and `rlrun env=E algo=A` as rlrun runs by default"
             " (its preset is the Zoo's values; `~tuned +benchmark/zoo=<pair>` where rlrun's own preset is tuned"
             " for wall time; one torch thread, evaluation every 10,000 steps on 10 episodes, a 50-episode final"
-            " evaluation, snapshots every 10,000 steps). Whole processes, the three sides alternating, medians."
+            " evaluation, snapshots every 10,000 steps). Whole processes, the sides alternating, medians."
             " Ratios are rlrun's: wall time over the Zoo's default (`default`; its goal <= 1.0 applies where the"
             f" Zoo's default runs on one core, i.e. at most {zoo_pairs.ONE_CORE} CPU seconds per wall second; the"
             " Zoo's cores are in brackets), wall time over the Zoo's at one thread (`equal threads`, goal <= 0.95)"
