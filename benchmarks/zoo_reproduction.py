@@ -243,11 +243,14 @@ def part_lines(present: dict[str, Path], listed: dict[str, list[str]]) -> list[s
             continue
         record = json.loads((present[part] / "sweep.json").read_text())
         counts = record.get("counts") or {}
-        done = ", ".join(f"{n} {state}" for state, n in counts.items() if n and state != "planned")
-        busy = sum(run.record.get("wall_s") or 0.0 for run in find_runs([present[part]]) if run.completed)
-        jobs = f"{counts.get('planned', '?')} jobs ({done or 'none counted'})"
-        jobs += f"; wall time of its last invocation {wall_time(present[part])}"
-        lines.append(f"{head} {jobs}; the completed runs' wall times (run.json) add up to {busy / 3600:.2f} h.")
+        last = ", ".join(f"{n} {state.replace('_', ' ')}" for state, n in counts.items() if n and state != "planned")
+        done = [run for run in find_runs([present[part]]) if run.completed]
+        busy = sum(run.record.get("wall_s") or 0.0 for run in done)
+        lines.append(
+            f"{head} {len(done)} of {counts.get('planned', '?')} runs completed, their wall times (run.json) adding up"
+            f" to {busy / 3600:.2f} h; its last invocation: {last or 'no jobs counted'}, wall time"
+            f" {wall_time(present[part])}."
+        )
     return lines
 
 
@@ -346,8 +349,8 @@ def main() -> None:
             if args.sweep is None:
                 parser.error("keep needs the part's sweep folder, e.g. keep outputs/sweeps/zoo-1")
             kept = keep(args.sweep, args.kept)
-            counts = json.loads((kept / "sweep.json").read_text()).get("counts") or {}
-            done = f"{counts.get('completed', '?')} of {counts.get('planned', '?')} jobs completed"
+            planned = (json.loads((kept / "sweep.json").read_text()).get("counts") or {}).get("planned", "?")
+            done = f"{sum(run.completed for run in find_runs([kept]))} of {planned} runs completed"
             print(f"kept {args.sweep} in {kept}/ ({done}; the same table.md as the sweep's)")
         else:
             print(f"wrote the {NAME} section of {write_reproduction(args.kept, args.benchmarks_md)} and {args.kept}/")
