@@ -38,6 +38,7 @@ OLD_ENV_IDS = "rlrun/"  # ``envs:rlrun/GridWorld-v0``: a Gymnasium id that impor
 # what is trained belong here: config_hash must see an upgraded config as the run recorded it.
 OLD_RUN_DEFAULTS: dict[str, Any] = {
     "eval.n_envs": 1,  # before it, evaluation ran on one env copy
+    "eval.deterministic": True,  # before it, every evaluation used the deterministic policy
 }
 
 
