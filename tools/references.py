@@ -77,8 +77,8 @@ HEADER = """\
 # env's `reference`: the best of the Zoo's figures for that env.
 # Zoo figures: {repository} benchmark.md, rows last regenerated in {rows},
 # read at commit {commit};
-# one trained agent per pair, mean ± std return over its evaluation episodes (deterministic policy except Atari),
-# `timesteps` its training budget.
+# one trained agent per pair, mean ± std return over its evaluation episodes (deterministic policy; sampled
+# actions for Atari and MiniGrid), `timesteps` its training budget.
 # Random: uniform random actions, {episodes} episodes, episode i reset with seed i (tools/references.py).
 """
 
