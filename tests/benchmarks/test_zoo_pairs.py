@@ -18,8 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _zoo_hyperparams(algo: str) -> dict:
     """rl_zoo3's hyperparams/<algo>.yml, read without importing rl_zoo3 (it needs huggingface_hub)."""
     spec = importlib.util.find_spec("rl_zoo3")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("rl_zoo3 is not installed (the test extra installs it)")
+    assert spec is not None and spec.submodule_search_locations, "rl_zoo3 is not installed (the test extra has it)"
     folder = Path(next(iter(spec.submodule_search_locations)))
     return yaml.safe_load((folder / "hyperparams" / f"{algo}.yml").read_text())
 
