@@ -213,7 +213,7 @@ def report(single: str, vec: str) -> str:
 
 def write_benchmarks_md(text: str) -> None:
     """Rewrite the ``env_throughput`` section of BENCHMARKS.md (only that section)."""
-    from rlrun.table.files import write_section
+    from rlrun.table.outputs import write_section
 
     body = (
         "## Env throughput\n\n"

@@ -30,9 +30,9 @@ def run(reps: int, quick: bool) -> str:
     """Train, then measure; the Markdown section."""
     from omegaconf import OmegaConf
 
-    from rlrun.build import envs as build
+    from rlrun.make import models, vec_envs
     from rlrun.run.evaluation import evaluate
-    from rlrun.run.train import configure_torch
+    from rlrun.run.training import configure_torch
 
     steps = 20_000 if quick else 100_000
     with tempfile.TemporaryDirectory(prefix="rlrun-bench-") as tmp:
@@ -47,8 +47,8 @@ def run(reps: int, quick: bool) -> str:
         copies = sorted({1, default, 25})
         models = {}
         for n in copies:
-            env = build.make_eval_env(cfg, n_envs=n)
-            models[n] = (build.load_model(cfg, run_dir / "model.zip", env), env)
+            env = vec_envs.make_eval_env(cfg, n_envs=n)
+            models[n] = (models.load_model(cfg, run_dir / "model.zip", env), env)
         walls: dict[int, list[float]] = {n: [] for n in copies}
         cpus: dict[int, list[float]] = {n: [] for n in copies}
         returns: dict[int, float] = {}

@@ -1,7 +1,7 @@
 """Wall time to reach GridWorld's threshold: today's PPO preset (8 gym copies) vs many native copies.
 
 Each setting trains ``env=gridworld algo=ppo`` (the tuned preset ``conf/tuned/gridworld_ppo.yaml``) through
-``rlrun.run.train.train`` for several seeds, the settings taking turns so that background load hits them alike,
+``rlrun.run.training.train`` for several seeds, the settings taking turns so that background load hits them alike,
 with the same evaluations (``eval.every``, ``eval.episodes``). A run's time to threshold is the training
 wall time (``eval.csv``'s ``wall_s``, evaluations included) at its first evaluation with a success rate of
 at least 0.9; the table shows medians over the seeds. This is a measurement, not a test.
@@ -24,7 +24,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # tests.rlrun.helpers composes the configs as `python -m rlrun` does
 
-from rlrun.run.train import train  # noqa: E402
+from rlrun.run.training import train  # noqa: E402
 from tests.rlrun.helpers import compose_config  # noqa: E402
 
 THRESHOLD = 0.9
@@ -95,7 +95,7 @@ def main() -> None:
     text = table(measure(args.seeds), args.seeds)
     print(text)
     if args.write:
-        from rlrun.table.files import write_section
+        from rlrun.table.outputs import write_section
 
         body = (
             "## Many native copies: GridWorld PPO\n\n`python benchmarks/native_preset.py --write` (2 shared CPU "

@@ -32,7 +32,7 @@ NOTES = (
     "one-episode final evaluation, saving model.zip; per step, only its callbacks' counter checks. What it "
     "leaves out: torch's validation of every distribution SB3 builds (on in the plain script, torch's default; "
     "rlrun turns it on with `check_nan=true`; results are bit-identical either way) and Python's module "
-    "teardown at exit (`rlrun/process/quick_exit.py`). At `--quick` budgets the fixed part dominates, so those ratios "
+    "teardown at exit (`rlrun/startup/quick_exit.py`). At `--quick` budgets the fixed part dominates, so those ratios "
     "say nothing about the goal."
 )
 

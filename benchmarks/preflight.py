@@ -15,8 +15,8 @@ import time
 
 from hydra import compose, initialize_config_module
 
-from rlrun.build import envs as build
 from rlrun.checks.preflight import preflight
+from rlrun.make import models, vec_envs
 
 PAIRS = [
     ("gridworld", "ppo"),
@@ -35,8 +35,8 @@ def timed(fn, cfg) -> float:  # type: ignore[no-untyped-def]
 
 
 def build_model(cfg) -> None:  # type: ignore[no-untyped-def]
-    env = build.make_train_env(cfg)
-    build.make_model(cfg, env)
+    env = vec_envs.make_train_env(cfg)
+    models.make_model(cfg, env)
     env.close()
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from rlrun.config.errors import report_user_errors
-from rlrun.table.files import write_section
+from rlrun.table.outputs import write_section
 from rlrun.table.write import write_tables
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""What rlrun's start-up measures buy (rlrun/process/bootstrap.py): a tiny ``python -m rlrun`` run timed to its
+"""What rlrun's start-up measures buy (rlrun/startup/bootstrap.py): a tiny ``python -m rlrun`` run timed to its
 end with the measures on and with ``RLRUN_FAST_START=0``.
 
 ``python -m benchmarks.startup_measures [--reps 5] [--each] [--sweep]`` runs each variant ``--reps`` times,

@@ -61,7 +61,7 @@ def start_server(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
 def default_imports() -> tuple[float, list[str]]:
     """Milliseconds of rlrun.track's modules (cumulative, as ``-X importtime`` counts them) when training is
     imported with the default logger, and the MLflow or W&B modules imported (none expected)."""
-    code = "import rlrun.run.train; from rlrun.track.session import Tracking"
+    code = "import rlrun.run.training; from rlrun.track.session import Tracking"
     result = subprocess.run([PYTHON, "-X", "importtime", "-c", code], capture_output=True, text=True, cwd=ROOT)
     own: dict[str, int] = {}
     heavy: list[str] = []
@@ -147,7 +147,7 @@ def run(reps: int, steps: int, quick: bool) -> str:
             rows,
         ),
         "",
-        f"With the default logger, `import rlrun.run.train` imports rlrun's tracking modules in {track_ms:.1f} ms "
+        f"With the default logger, `import rlrun.run.training` imports rlrun's tracking modules in {track_ms:.1f} ms "
         f"(`python -X importtime`, their own time) and {', '.join(heavy) or 'no module of MLflow or W&B'} "
         "(also asserted by tests/rlrun/track/test_loggers.py).",
         "",

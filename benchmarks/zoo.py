@@ -37,12 +37,12 @@ IMPORTS = {
     "zoo": ("import rl_zoo3.train", "the Zoo's `rl_zoo3.train`"),
     "sb3 (zoo's env)": ("import stable_baselines3", "`stable_baselines3` in the Zoo's environment (no tensorboard)"),
     "sb3 (rlrun's env)": ("import stable_baselines3", "`stable_baselines3` in rlrun's (with tensorboard)"),
-    "rlrun": ("import rlrun.run.train, rlrun.cli.main", "rlrun's training modules, Hydra included"),
+    "rlrun": ("import rlrun.run.training, rlrun.cli.main", "rlrun's training modules, Hydra included"),
 }
 STARTUP_NOTE = (
     "Both sides import torch and SB3. The Zoo also imports `torch._dynamo`, which torch's optimizers import as the "
-    "model is built; rlrun keeps it out (`rlrun/process/lazy_dynamo.py`) and pauses garbage collection while it starts "
-    "(`rlrun/process/gc_pause.py`). rlrun also imports Hydra, composes the config, runs its checks (on the envs "
+    "model is built; rlrun keeps it out (`rlrun/startup/lazy_dynamo.py`) and pauses garbage collection while it starts "
+    "(`rlrun/startup/gc_pause.py`). rlrun also imports Hydra, composes the config, runs its checks (on the envs "
     "and model it trains with, built once), writes run.json and config.yaml (the git commit is read from `.git`, "
     "no subprocess) and builds its evaluation copies."
 )

@@ -31,9 +31,9 @@ from typing import Any
 import yaml
 
 from rlrun.config.errors import UserError, report_user_errors
-from rlrun.record.files import write_text
+from rlrun.record.formats import write_text
 from rlrun.table.aggregate import SHIPPED, shipped_references
-from rlrun.table.files import write_section
+from rlrun.table.outputs import write_section
 from rlrun.table.runs import MISSING, Run, find_runs, read_run
 from rlrun.table.write import write_tables
 

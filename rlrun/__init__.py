@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlrun.process.headless import prefer_egl
+from rlrun.startup.headless import prefer_egl
 
 __version__ = "0.1.0"
 
-prefer_egl()  # MUJOCO_GL=egl on a server without a display, before any MuJoCo env is made (rlrun/process/headless.py)
+prefer_egl()  # MUJOCO_GL=egl on a server without a display, before any MuJoCo env is made (rlrun/startup/headless.py)
 
 
 def __getattr__(name: str) -> Any:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from rlrun.record.trust import KEY_ENV
+from rlrun.record.signatures import KEY_ENV
 
 
 @pytest.fixture(scope="session", autouse=True)

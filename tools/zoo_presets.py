@@ -37,8 +37,8 @@ from typing import Any
 import yaml
 from hydra import compose, initialize_config_module
 
-from rlrun.build import envs as build
 from rlrun.config import store
+from rlrun.make import models, vec_envs
 from tools import zoo_readme
 from tools.zoo_readme import MARKER, is_generated, steps
 from tools.zoo_values import Unconvertible, action_noise, kwargs_value, normalize, schedule, yaml_scalar, yaml_text
@@ -135,7 +135,7 @@ class Draft:
         """Convert a key of the Zoo's that is (or makes) an argument of the algorithm."""
         params = inspect.signature(self.algo_cls).parameters
         if name == "policy":
-            auto = build.policy_for(self.cfg, self.observation_space)
+            auto = models.policy_for(self.cfg, self.observation_space)
             if value != auto:
                 self.algo["policy"] = value
                 self.comments["algo.policy"] = f"the Zoo's (rlrun would choose {auto})"
@@ -273,7 +273,7 @@ class Converter:
         if key not in self.spaces:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                env = build.make_env(cfg)
+                env = vec_envs.make_env(cfg)
             self.spaces[key] = (env.observation_space, env.action_space)
             env.close()
         return self.spaces[key]
@@ -304,7 +304,7 @@ class Converter:
     def convert(self, file: str, key: str, entry: dict[str, Any], env: EnvConfig, algo: str) -> Preset:
         """One Zoo entry as the preset ``<env>_<algo>``."""
         cfg = self.compose(f"env={env.name}", f"algo={algo}", "~tuned")
-        draft = Draft(cfg, env, entry, build.algo_class(cfg), *self.env_spaces(cfg))
+        draft = Draft(cfg, env, entry, models.algo_class(cfg), *self.env_spaces(cfg))
         tree: dict[str, Any] = {"total_timesteps": int(entry["n_timesteps"])}
         for name, value in entry.items():
             try:

@@ -24,8 +24,8 @@ from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 from stable_baselines3.common.base_class import BaseAlgorithm
 
-from rlrun.build import envs as build
 from rlrun.config.errors import Problem, raised_at
+from rlrun.make import models, vec_envs
 
 # Arguments rlrun passes itself; an algo file that sets them is a mistake.
 RUNTIME_ARGS = ("env", "seed", "device", "verbose", "tensorboard_log", "_init_setup_model")
@@ -173,7 +173,7 @@ def _her_problems(cfg: DictConfig, args: dict[str, Any]) -> list[Problem]:
 
     kwargs = args.get("replay_buffer_kwargs")
     try:
-        her = build.uses_her(cfg)
+        her = models.uses_her(cfg)
     except Exception:  # a replay_buffer_class that cannot be found: the model's construction names it
         return []
     if not her or not isinstance(kwargs, dict):
@@ -204,11 +204,11 @@ def construction_problems(cfg: DictConfig) -> list[Problem]:
     The copies are built as training builds them, but in-process (no worker processes start), and are
     closed again; only the first heavy step of a run costs this much (a few tens of ms).
     """
-    venv = build.make_vec(cfg, cfg.env.n_envs, cfg.seed)
+    venv = vec_envs.make_vec(cfg, cfg.env.n_envs, cfg.seed)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # budget_warnings says what SB3 would warn about here
-            build.make_model(cfg, venv)
+            models.make_model(cfg, venv)
     except Exception as error:
         return [rejection(cfg, error)]
     finally:
@@ -219,7 +219,7 @@ def construction_problems(cfg: DictConfig) -> list[Problem]:
 def rejection(cfg: DictConfig, error: Exception) -> Problem:
     """What the algorithm raised while being built, as a problem naming the ``algo.*`` keys it mentions."""
     cause = error.__cause__ if isinstance(error, InstantiationException) and error.__cause__ else error
-    problem, fix = _rejected(cfg, build.algo_class(cfg).__name__, f"{type(cause).__name__}: {cause}")
+    problem, fix = _rejected(cfg, models.algo_class(cfg).__name__, f"{type(cause).__name__}: {cause}")
     return problem + raised_at(cause), fix  # where in SB3 (or a policy of the user's) it was raised
 
 

@@ -16,11 +16,10 @@ from typing import TypeVar
 from omegaconf import DictConfig
 from stable_baselines3.common.base_class import BaseAlgorithm
 
-from rlrun.build import batched
-from rlrun.build import envs as build
 from rlrun.checks import constructor, rules
 from rlrun.checks.rules import EnvFacts, raise_if
 from rlrun.config.errors import UserError
+from rlrun.make import models, native, vec_envs
 
 log = logging.getLogger("rlrun")
 
@@ -32,9 +31,9 @@ def config_checks(cfg: DictConfig) -> type[BaseAlgorithm]:
     """What the config alone decides: ranges, the algorithm's argument names and types, whether the envs can be
     batched, budgets. Logs the budget warnings; returns the algorithm's class."""
     raise_if(rules.range_problems(cfg))
-    algo_cls = build.algo_class(cfg)
+    algo_cls = models.algo_class(cfg)
     raise_if(constructor.algo_problems(cfg, algo_cls))
-    raise_if(batched.problems(cfg) + rules.budget_problems(cfg, algo_cls))
+    raise_if(native.problems(cfg) + rules.budget_problems(cfg, algo_cls))
     for problem, fix in rules.budget_warnings(cfg, algo_cls):
         log.warning("warning: %s\n  fix: %s", problem, fix)
     return algo_cls
@@ -43,10 +42,10 @@ def config_checks(cfg: DictConfig) -> type[BaseAlgorithm]:
 def fit_checks(cfg: DictConfig, env: EnvFacts, algo_cls: type[BaseAlgorithm]) -> str:
     """Whether the algorithm fits the envs (after the wrappers); returns the policy for their observations (and
     logs the note when images too small for a CNN get MlpPolicy)."""
-    raise_if(rules.fit_problems(cfg, env, algo_cls, build.uses_her(cfg)))
+    raise_if(rules.fit_problems(cfg, env, algo_cls, models.uses_her(cfg)))
     if note := rules.small_image_note(cfg, env.observation_space):
         log.info("%s", note)
-    return build.policy_for(cfg, env.observation_space)
+    return models.policy_for(cfg, env.observation_space)
 
 
 def built_envs(cfg: DictConfig, make: Callable[[], Envs]) -> Envs:
@@ -60,7 +59,7 @@ def built_envs(cfg: DictConfig, make: Callable[[], Envs]) -> Envs:
         raise
     except Exception as error:
         try:  # a UserError here says what subprocess workers met (a bad id: their pipe only broke)
-            with closing(build.make_env(cfg)) as probe:
+            with closing(vec_envs.make_env(cfg)) as probe:
                 problems = rules.observation_problems(cfg.env.id, probe.observation_space)
         except UserError:
             raise
@@ -84,7 +83,7 @@ def preflight(cfg: DictConfig) -> str:
     """Every check of a run, on a throwaway env and model, for a process that does not train next (a sweep's
     parent, ``rlrun-tune``); returns the policy."""
     algo_cls = config_checks(cfg)
-    probe = build.make_env(cfg)
+    probe = vec_envs.make_env(cfg)
     try:
         policy = fit_checks(cfg, EnvFacts.of(probe), algo_cls)
     finally:

@@ -24,9 +24,9 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
 from stable_baselines3.common.vec_env import VecEnv
 
-from rlrun.build import env_making
-from rlrun.build.envs import NATURE_CNN_MIN, default_policy, image_too_small, policy_alias
 from rlrun.config.errors import Problem, UserError
+from rlrun.make import gym_make
+from rlrun.make.models import NATURE_CNN_MIN, default_policy, image_too_small, policy_alias
 
 _ANY_ACTION = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
 ACTION_SPACES: dict[type[BaseAlgorithm], tuple[type[spaces.Space], ...]] = {
@@ -307,7 +307,7 @@ def observation_problems(env_id: str, space: spaces.Space) -> list[Problem]:
         return []
     parts = "; ".join(f"{path} is {what}" for path, what in found)
     problem = f"SB3 cannot take the observations of {env_id}: {parts}"
-    if env_making.registering_module(env_id) == "minigrid":
+    if gym_make.registering_module(env_id) == "minigrid":
         return [(problem, MINIGRID_FIX)]
     if not isinstance(space, spaces.Dict):
         return [(problem, "add an observation wrapper of your own that turns it into a Box (a wrappers/ config)")]

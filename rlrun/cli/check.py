@@ -1,7 +1,7 @@
 """``rlrun-check`` (``python -m rlrun.cli.check env=X [algo=Y] [wrappers=...]``): find problems before training.
 
-Builds exactly what ``rlrun`` would train (through :mod:`rlrun.build.envs`) and reports each check as PASS, FAIL
-or SKIP: the env checks of :mod:`rlrun.checks.env`, and with ``algo`` on the command line (``algo=...``
+Builds exactly what ``rlrun`` would train (through :mod:`rlrun.make.vec_envs`) and reports each check as PASS, FAIL
+or SKIP: the env checks of :mod:`rlrun.checks.env_checks`, and with ``algo`` on the command line (``algo=...``
 or any ``algo.<key>=...``) the rules training applies before it starts (:mod:`rlrun.checks.rules`,
 :mod:`rlrun.algo_checks`): the algorithm's arguments, its fit to the spaces after the wrappers, and the
 budgets. ``sim=N`` prints a random-action episode step by step instead (``render=ansi`` prints the
@@ -24,19 +24,15 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from rlrun.build import batched
-from rlrun.build import envs as build
-from rlrun.build.env_making import failure_fix, installed_package
-from rlrun.checks import batched as batched_checks
-from rlrun.checks import constructor as constructor_checks
-from rlrun.checks import env as env_checks
-from rlrun.checks import rules as validate
-from rlrun.checks.env import CHECKERS, FAIL, INFO, PASS, SKIP, Result
-from rlrun.cli import overrides as override_checks
+from rlrun.checks import constructor, env_checks, native_agreement, rules
+from rlrun.checks.env_checks import CHECKERS, FAIL, INFO, PASS, SKIP, Result
+from rlrun.cli import command_line
 from rlrun.config import store
 from rlrun.config.errors import Problem, UserError, innermost_outside, report_user_errors
 from rlrun.config.keys import override_key
-from rlrun.process import bootstrap
+from rlrun.make import models, native, vec_envs
+from rlrun.startup import bootstrap
+from rlrun.make.gym_make import failure_fix, installed_package
 
 # Hydra reads rlrun's configs here, and a sweep's workers import this module to run its jobs
 store.register()
@@ -62,15 +58,15 @@ def algo_checks(cfg: DictConfig, env: gym.Env) -> list[Result]:
     The arguments check also builds the model once, as training's preflight does, when the names and
     types are right and the pair fits; budget warnings are notes under a PASS, as training logs them.
     """
-    algo_cls = build.algo_class(cfg)
+    algo_cls = models.algo_class(cfg)
     name = algo_cls.__name__
-    fit = validate.fit_problems(cfg, env, algo_cls, build.uses_her(cfg)) + batched.problems(cfg)
-    arguments = constructor_checks.algo_problems(cfg, algo_cls)
+    fit = rules.fit_problems(cfg, env, algo_cls, models.uses_her(cfg)) + native.problems(cfg)
+    arguments = constructor.algo_problems(cfg, algo_cls)
     if not arguments and not fit:  # SB3 would also reject a pair that does not fit: reported once, above
-        arguments = constructor_checks.construction_problems(cfg)
-    budget = validate.budget_problems(cfg, algo_cls), validate.budget_warnings(cfg, algo_cls)
+        arguments = constructor.construction_problems(cfg)
+    budget = rules.budget_problems(cfg, algo_cls), rules.budget_warnings(cfg, algo_cls)
     fits = _problems(f"{name} fits {cfg.env.id}", fit)
-    if fits.status == PASS and (note := validate.small_image_note(cfg, env.observation_space)):
+    if fits.status == PASS and (note := rules.small_image_note(cfg, env.observation_space)):
         fits.notes.append(note)  # MlpPolicy for images too small for a CNN, as training logs it
     return [_problems(f"{name} arguments", arguments), fits, _problems("hyperparameters", *budget)]
 
@@ -99,12 +95,12 @@ def cfg_id(args: tuple[Any, ...]) -> str:
 
 def run_checks(cfg: DictConfig, with_algo: bool) -> list[Result]:
     """Every check in report order; raises :class:`UserError` when the config cannot be built at all."""
-    validate.raise_if(validate.range_problems(cfg))
+    rules.raise_if(rules.range_problems(cfg))
     if cfg.steps < 1:
         raise UserError(f"steps={cfg.steps} must be positive", "set steps to 1 or more (default 1000)")
     steps = cfg.steps
-    with closing(build.make_env(cfg)) as probe:  # a bad id or a wrapper that cannot apply stops here
-        validate.raise_if(validate.observation_problems(cfg.env.id, probe.observation_space))  # SB3 cannot train
+    with closing(vec_envs.make_env(cfg)) as probe:  # a bad id or a wrapper that cannot apply stops here
+        rules.raise_if(rules.observation_problems(cfg.env.id, probe.observation_space))  # SB3 cannot train
         results: list[Result] = []
         for name, checker in CHECKERS.items():
             [checked] = _guarded(name, env_checks.run_checker, name, checker, probe)
@@ -124,12 +120,12 @@ def run_checks(cfg: DictConfig, with_algo: bool) -> list[Result]:
                 results.append(Result("algorithm", SKIP, "no algo= on the command line (e.g. add algo=ppo)"))
             results += _guarded("random rollout", env_checks.rollout, cfg, steps)
             if cfg.env.vectorization == "native":  # the batched training envs against the gym ones
-                results += _guarded(batched_checks.NAME, batched_checks.agreement, cfg, steps)
+                results += _guarded(native_agreement.NAME, native_agreement.agreement, cfg, steps)
     return results + ([raw] if raw else [])
 
 
 def _render_modes(cfg: DictConfig, probe: gym.Env) -> Result:
-    """Gymnasium's render checks, done headless (:func:`rlrun.checks.env.render_modes`), as one line's detail."""
+    """Gymnasium's render checks, done headless (:func:`rlrun.checks.env_checks.render_modes`), as one line's detail."""
     return Result("render modes", PASS, *env_checks.render_modes(cfg, list(probe.metadata.get("render_modes", []))))
 
 
@@ -164,16 +160,16 @@ def report(results: list[Result]) -> str:
 
 def simulate(cfg: DictConfig) -> None:
     """Print ``cfg.sim`` random-action steps: action, reward and flags, then the observation or ANSI frame."""
-    validate.raise_if(validate.range_problems(cfg))
+    rules.raise_if(rules.range_problems(cfg))
     if cfg.sim < 0:
         raise UserError(f"sim={cfg.sim} must be >= 0", "sim=N prints N random-action steps, e.g. sim=20")
-    with closing(build.make_env(cfg)) as probe:
+    with closing(vec_envs.make_env(cfg)) as probe:
         modes = [mode for mode in probe.metadata.get("render_modes", []) if mode in SIM_RENDER_MODES]
     if cfg.render is not None and cfg.render not in modes:
         offered = ", ".join(modes) or "neither"
         fix = "use " + "".join(f"render={mode}, or " for mode in modes) + "no render to print observations"
         raise UserError(f"{cfg.env.id} cannot show render={cfg.render} here (it offers {offered})", fix)
-    with closing(build.make_env(cfg, render_mode=cfg.render)) as env:
+    with closing(vec_envs.make_env(cfg, render_mode=cfg.render)) as env:
         env.action_space.seed(cfg.seed)
         _print_state(env, cfg, f"reset(seed={cfg.seed})", env.reset(seed=cfg.seed)[0])
         for t in range(1, cfg.sim + 1):
@@ -220,7 +216,7 @@ def _hydra_main(cfg: DictConfig) -> None:
 def main() -> None:
     """Console-script entry point: the command line's wrapper names are checked before Hydra composes."""
     with report_user_errors("rlrun-check"):
-        override_checks.check_wrapper_names(sys.argv[1:], config_name="check")
+        command_line.check_wrapper_names(sys.argv[1:], config_name="check")
     _hydra_main()
 
 

@@ -29,11 +29,10 @@ from omegaconf import OmegaConf
 from stable_baselines3.common.base_class import BaseAlgorithm
 
 import rlrun.envs  # noqa: F401  (registers the rlrun/* ids)
-from rlrun.build import envs as build
-from rlrun.build import families
-from rlrun.checks import rules as validate
+from rlrun.checks import rules
 from rlrun.config.errors import report_user_errors
-from rlrun.process import bootstrap
+from rlrun.make import families, models
+from rlrun.startup import bootstrap
 
 WIDTH = 100  # the human listing stays readable in a terminal this wide
 KEY_WIDTH = 13  # the column of the field names in a block
@@ -114,7 +113,7 @@ def algo_options() -> dict[str, tuple[type[BaseAlgorithm], bool]]:
     with initialize_config_module("rlrun.conf", version_base="1.3"):
         for name in _conf_files("algo"):
             cfg = compose("config", overrides=[f"algo={name}", "~tuned"])
-            options[name] = (build.algo_class(cfg), build.uses_her(cfg))
+            options[name] = (models.algo_class(cfg), models.uses_her(cfg))
     return options
 
 
@@ -167,8 +166,8 @@ def describe(spec: EnvSpec, configs: dict[str, str], algos: dict[str, tuple[type
         return info
     try:
         info.observation_space, info.action_space = _space(env.observation_space), _space(env.action_space)
-        info.goal_env = validate.is_goal_env(env)
-        info.algorithms = [name for name, (cls, her) in algos.items() if validate.algo_fits(env, cls, her)]
+        info.goal_env = rules.is_goal_env(env)
+        info.algorithms = [name for name, (cls, her) in algos.items() if rules.algo_fits(env, cls, her)]
     finally:
         env.close()
     return info

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from rlrun.config.errors import UserError, report_user_errors
-from rlrun.process import bootstrap
 from rlrun.run.loading import CHOICES, eval_copies, load_run, run_episodes
+from rlrun.startup import bootstrap
 
 
 def _copies(args: argparse.Namespace, render_mode: str | None) -> int:

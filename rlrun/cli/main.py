@@ -1,7 +1,7 @@
 """``python -m rlrun`` and the ``rlrun`` console script: Hydra composes the config, rlrun trains it.
 
 The only module that touches Hydra's runtime: it reads the run folder, the group choices and the
-overrides from ``HydraConfig`` and passes them to :mod:`rlrun.run.train` as plain values. ``resume=``
+overrides from ``HydraConfig`` and passes them to :mod:`rlrun.run.training` as plain values. ``resume=``
 is checked here before Hydra runs, so a bad target creates nothing on disk. Under ``-m`` the sweep is
 planned and recorded by rlrun's sweeper (``hydra_plugins/rlrun_sweeper``, :mod:`rlrun.sweep.runner`) and each
 job goes through :func:`rlrun.sweep.job.run_job`, which never raises.
@@ -22,7 +22,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from rlrun.cli.overrides import (
+from rlrun.cli.command_line import (
     CommandLine,
     check_benchmark_part,
     check_launcher_extras,
@@ -36,10 +36,10 @@ from rlrun.config import store
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.config.keys import RESUME_OVERRIDES, override_key
 from rlrun.config.resolvers import env_name
-from rlrun.process import bootstrap
-from rlrun.record.files import WriteFailed
+from rlrun.record.formats import WriteFailed
 from rlrun.record.leftovers import remove_leftovers
 from rlrun.record.provenance import command_line, prog
+from rlrun.startup import bootstrap
 from rlrun.sweep.job import run_job
 
 # Hydra reads rlrun's configs here, and a sweep's workers import this module to run its jobs
@@ -145,8 +145,8 @@ def _after_write_failure(run_dir: Path) -> str:
 
 def _single_run(cfg: DictConfig, meta: dict[str, Any]) -> float:
     """``python -m rlrun ...`` without ``-m``: train or resume, report, exit with DESIGN.md's statuses."""
-    from rlrun.build.nan import NonFiniteValue
-    from rlrun.run import train as training
+    from rlrun.make.nan import NonFiniteValue
+    from rlrun.run import training
     from rlrun.run.interrupts import RunInterrupted
 
     with report_user_errors():
@@ -198,8 +198,8 @@ def _single_run(cfg: DictConfig, meta: dict[str, Any]) -> float:
 
 def _report_failure(error: Exception, env_id: str, run_dir: Path) -> NoReturn:
     """A run that failed inside the env or the algorithm: the exception, the line it was raised at (the innermost
-    outside rlrun) and a fix (:func:`rlrun.build.env_making.failure_fix`); exit status 1."""
-    from rlrun.build.env_making import failure_fix
+    outside rlrun) and a fix (:func:`rlrun.make.gym_make.failure_fix`); exit status 1."""
+    from rlrun.make.gym_make import failure_fix
 
     at, fix = failure_fix(error, env_id)
     recorded = f"\nrun.json in {run_dir} records it" if (run_dir / "run.json").is_file() else ""
@@ -217,7 +217,7 @@ def _resume_overrides(command: CommandLine) -> list[str]:
     run_dir = Path(target)
     if not run_dir.is_dir():
         raise UserError(f"resume={target}: no such folder", "give the folder of a run under outputs/runs/")
-    from rlrun.run.resume import load_target
+    from rlrun.run.resume_state import load_target
 
     refused = [a for a in command.overrides if override_key(a) not in RESUME_OVERRIDES]
     if refused:
@@ -264,7 +264,7 @@ def _register_plugins() -> None:
 @bootstrap.entry
 def main() -> None:
     """Console-script entry point; it starts with the garbage collector paused until training or the sweep
-    starts, and ends without Python's slow module teardown (:mod:`rlrun.process.bootstrap`)."""
+    starts, and ends without Python's slow module teardown (:mod:`rlrun.startup.bootstrap`)."""
     bootstrap.pause_collector()
     _main()
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rlrun.config.errors import UserError, report_user_errors
-from rlrun.process import bootstrap
+from rlrun.startup import bootstrap
 from rlrun.table.aggregate_files import AGGREGATE_FILES
 from rlrun.table.write import FILES, METRICS, write_tables
 

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rlrun.config.errors import UserError, report_user_errors
-from rlrun.process import bootstrap
-from rlrun.record.files import read_json
+from rlrun.record.formats import read_json
+from rlrun.startup import bootstrap
 
 
 def _runs(folder: Path) -> list[Path]:

@@ -3,7 +3,7 @@
 A folder rlrun did not write under this user's trust key (received from someone, written by rlrun before it
 signed run folders, or altered since) is refused by ``resume=``, ``rlrun-eval`` and ``rlrun.load_run``, since
 loading it would unpickle its files and instantiate its ``config.yaml``. Signing it says: I have looked, and
-it may run here (:mod:`rlrun.record.trust`). A sweep's or a study's folder signs every run folder under it.
+it may run here (:mod:`rlrun.record.signatures`). A sweep's or a study's folder signs every run folder under it.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rlrun.config.errors import UserError, report_user_errors
-from rlrun.process import bootstrap
-from rlrun.record import trust
+from rlrun.record import signatures
+from rlrun.startup import bootstrap
 
 
 @bootstrap.entry
@@ -25,7 +25,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         prog="rlrun-trust",
         description="Trust run folders you have reviewed: resume=, rlrun-eval and rlrun.load_run may then load "
         "their pickles and instantiate their config.yaml.",
-        epilog=f"Signs with the key in ${trust.KEY_ENV}, else $XDG_CONFIG_HOME/rlrun/trust.key.",
+        epilog=f"Signs with the key in ${signatures.KEY_ENV}, else $XDG_CONFIG_HOME/rlrun/trust.key.",
     )
     parser.add_argument("folders", nargs="+", type=Path, metavar="RUN_DIR", help="run folder, or a folder of runs")
     args = parser.parse_args(argv)
@@ -34,7 +34,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         for folder in args.folders:
             if not folder.is_dir():
                 raise UserError(f"{folder}: no such folder", "give a run folder, e.g. outputs/runs/<env>-<algo>/<run>")
-            found = trust.run_folders(folder)
+            found = signatures.run_folders(folder)
             if not found:
                 raise UserError(
                     f"{folder} holds no run folder (no run.json or config.yaml in it or under it)",
@@ -42,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 )
             runs += found
         for run_dir in dict.fromkeys(runs):
-            count = trust.trust_folder(run_dir)
+            count = signatures.trust_folder(run_dir)
             print(f"trusted {run_dir} ({count} snapshot{'s' if count != 1 else ''})")
     sys.exit(0)
 

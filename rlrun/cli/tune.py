@@ -30,7 +30,7 @@ from rlrun.config import store
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.config.keys import override_key
 from rlrun.config.resolvers import env_name, folder_name
-from rlrun.process import bootstrap
+from rlrun.startup import bootstrap
 from rlrun.tune.space import check_against, parse_space
 from rlrun.tune.study import JOURNAL, PRUNERS, SAMPLERS, Setup, counts, make_storage, open_study, optimize
 from rlrun.tune.trial import OBJECTIVES

@@ -5,6 +5,8 @@ The one place that knows how older run folders differ from what rlrun writes now
 - the Gymnasium envs were the top-level package ``envs`` until they became ``rlrun.envs``: ``config.yaml``
   names ``envs.`` targets (``envs.wrappers.RelativePosition``) and pickles name ``envs.gridworld``,
   ``envs.rendering``, ... by module;
+- rlrun's runner modules that moved (``rlrun.build`` is ``rlrun.make``, ...): pickles name the old paths
+  (:data:`MOVED_MODULES`);
 - keys added after a run was written: what such a run did without them (:data:`OLD_RUN_DEFAULTS`).
 
 :func:`upgrade` returns an upgraded copy of a loaded config (the file on disk is never rewritten), and
@@ -34,6 +36,26 @@ OLD_EXPORTS = frozenset(
     {"ENV_IDS", "GridWorldEnv", "PointEnv", "PointGoalEnv", "RelativePosition", "RoomToyEnv", "ScaleReward"}
 )
 OLD_ENV_IDS = "rlrun/"  # ``envs:rlrun/GridWorld-v0``: a Gymnasium id that imports the old package first
+# Modules of rlrun's runner that moved (the ``build`` package became ``make``, ``process`` became ``startup``, and
+# modules took names of their own); a pickle names classes and functions by module path, so snapshots and
+# normalisation statistics written before a move name the old one. ``rlrun.build.envs`` was split: what a pickle
+# can name of it (its functions, e.g. the subprocess workers' factory) is in ``vec_envs`` now.
+MOVED_MODULES = {
+    "rlrun.build.envs": "rlrun.make.vec_envs",
+    "rlrun.build.env_making": "rlrun.make.gym_make",
+    "rlrun.build.families": "rlrun.make.families",
+    "rlrun.build.batched": "rlrun.make.native",
+    "rlrun.build.nan": "rlrun.make.nan",
+    "rlrun.build.received": "rlrun.run.received",
+    "rlrun.build.trackers": "rlrun.track.loggers",
+    "rlrun.process.signals": "rlrun.run.signals",
+    "rlrun.run.internals": "rlrun.run.seam",
+    "rlrun.run.resume": "rlrun.run.resume_state",
+    "rlrun.run.train": "rlrun.run.training",
+    "rlrun.record.files": "rlrun.record.formats",
+    "rlrun.record.trust": "rlrun.record.signatures",
+}
+MOVED_PACKAGES = {"rlrun.process": "rlrun.startup", "rlrun.build": "rlrun.make"}
 # Keys added after some runs were written, with what those runs did without them. Only keys that do not change
 # what is trained belong here: config_hash must see an upgraded config as the run recorded it.
 OLD_RUN_DEFAULTS: dict[str, Any] = {
@@ -56,6 +78,16 @@ def upgrade_name(text: str) -> str:
     if text.startswith(f"{OLD_PACKAGE}:{OLD_ENV_IDS}") or text == OLD_PACKAGE:
         return NEW_PACKAGE + text[len(OLD_PACKAGE) :]
     return text
+
+
+def moved_module(module: str) -> str:
+    """Today's path of a module of rlrun's runner that moved (:data:`MOVED_MODULES`); anything else unchanged."""
+    if module in MOVED_MODULES:
+        return MOVED_MODULES[module]
+    for old, new in MOVED_PACKAGES.items():
+        if module == old or module.startswith(f"{old}."):
+            return new + module[len(old) :]
+    return module
 
 
 def legacy_name(text: str) -> str:
@@ -135,13 +167,15 @@ def _old_env_spec() -> type:
 
 
 class LegacyUnpickler(pickle.Unpickler):
-    """``pickle.Unpickler`` with the old package's modules mapped to today's (``envs.gridworld`` ->
-    ``rlrun.envs.gridworld``), for the pickles in run folders written before the rename."""
+    """``pickle.Unpickler`` with moved modules mapped to today's (``envs.gridworld`` -> ``rlrun.envs.gridworld``,
+    ``rlrun.build.nan`` -> ``rlrun.make.nan``), for the pickles in run folders written before a move."""
 
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) == ("gymnasium.envs.registration", "EnvSpec"):
             return _old_env_spec()
-        return super().find_class(upgrade_name(module), name)
+        if module == "rlrun.process.signals" and name == "ignore_stop_signals":
+            module = "rlrun.make.vec_envs"  # the subprocess workers' factory moved beside the envs it makes
+        return super().find_class(moved_module(upgrade_name(module)), name)
 
 
 def load_pickle(file: Path | IO[bytes]) -> Any:

@@ -7,7 +7,7 @@ lock go, so a folder at rest holds none. The operating system drops the lock whe
 however it ends: a file a killed holder left behind is taken over by the next claimant.
 
 Within one process a folder is claimed once: a second :func:`claim` of a folder the process already holds
-(``python -m rlrun resume=RUN`` claims before Hydra starts, then :func:`rlrun.run.train.resume` claims
+(``python -m rlrun resume=RUN`` claims before Hydra starts, then :func:`rlrun.run.training.resume` claims
 again) shares that lock, and the lock goes when the last claim is released.
 
 ``flock`` holds between processes of one machine. On a shared filesystem (NFS, Lustre, GPFS) it holds

@@ -20,7 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from rlrun.config.errors import UserError
 from rlrun.config.keys import config_hash
-from rlrun.record.files import now, write_json, write_text
+from rlrun.record.formats import now, write_json, write_text
 from rlrun.record.provenance import run_commit, run_versions
 
 # run.json's "status": a run is running until it ends in one of the other three

@@ -1,5 +1,6 @@
-"""One training run, top to bottom: train, evaluation, snapshots, exact resume, interrupts, and loading a saved
-run. :mod:`.library` is the one place that relies on private parts of SB3 and Gymnasium.
+"""One training run, top to bottom: training, evaluation, snapshots, exact resume, stop signals and interrupts,
+and loading a saved run (:mod:`.loading`; a folder that is not trusted through :mod:`.received`). :mod:`.seam` is
+the one place that relies on private parts of SB3 and Gymnasium.
 
-Imports :mod:`rlrun.checks`, :mod:`rlrun.build` and the layers below them.
+Imports :mod:`rlrun.checks`, :mod:`rlrun.make` and the layers below them.
 """

@@ -29,7 +29,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.evaluation import evaluate_policy
 from stable_baselines3.common.vec_env import VecEnv, unwrap_vec_normalize
 
-from rlrun.record.files import EVAL_CSV_HEADER
+from rlrun.record.formats import EVAL_CSV_HEADER
 
 
 @dataclass

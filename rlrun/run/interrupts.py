@@ -7,7 +7,7 @@ after SB3's own bookkeeping of that step (a mid-rollout snapshot: correct, not b
 raises ``KeyboardInterrupt`` at once, without a new snapshot. The handlers only set flags; the
 callbacks act between two env steps, where the envs and the model agree.
 
-Subprocess env workers ignore these signals (:func:`rlrun.process.signals.ignore_stop_signals`): a Ctrl-C or a cluster's
+Subprocess env workers ignore these signals (:func:`rlrun.make.vec_envs.ignore_stop_signals`): a Ctrl-C or a cluster's
 SIGTERM reaches every process of the group, and the main process decides.
 """
 
@@ -21,8 +21,8 @@ from types import FrameType
 
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 
-from rlrun.process.signals import handling
-from rlrun.run import internals
+from rlrun.run import seam
+from rlrun.run.signals import handling
 
 
 class RunInterrupted(Exception):
@@ -38,7 +38,7 @@ class RunInterrupted(Exception):
 
 class LearningStopped(Exception):
     """Raised by the callbacks to stop ``learn()`` of an algorithm that ignores their False (ARS:
-    :func:`rlrun.run.internals.ignores_callback_stop`); the run catches it where it calls ``learn()``."""
+    :func:`rlrun.run.seam.ignores_callback_stop`); the run catches it where it calls ``learn()``."""
 
 
 class InterruptCallback(BaseCallback):
@@ -79,7 +79,7 @@ class InterruptCallback(BaseCallback):
         if self.stop_snapshot is not None:
             return False
         if len(self.signals) >= 2:
-            if internals.ignores_callback_stop(self.model):  # ARS: no step of SB3's to complete
+            if seam.ignores_callback_stop(self.model):  # ARS: no step of SB3's to complete
                 raise LearningStopped
             self._complete_step()
             return False
@@ -88,7 +88,7 @@ class InterruptCallback(BaseCallback):
     def _complete_step(self) -> None:
         """Do what SB3 does after a step's callbacks, which it skips when one of them stops training, so
         the snapshot taken after ``learn()`` has the transition stored and the per-step schedules advanced."""
-        internals.finish_step(self.model, self.locals)
+        seam.finish_step(self.model, self.locals)
 
 
 class StoppableCallbacks(CallbackList):
@@ -101,7 +101,7 @@ class StoppableCallbacks(CallbackList):
 
     def _on_step(self) -> bool:
         if self.interrupts.stop_snapshot is not None:
-            if internals.ignores_callback_stop(self.model):
+            if seam.ignores_callback_stop(self.model):
                 raise LearningStopped
             return False
         return super()._on_step()

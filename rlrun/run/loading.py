@@ -14,14 +14,13 @@ from omegaconf import DictConfig
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecEnv
 
-from rlrun.build import envs as build
-from rlrun.build import received
 from rlrun.config.errors import UserError
-from rlrun.record import trust
+from rlrun.make import models, vec_envs
+from rlrun.record import signatures
 from rlrun.record.fields import read_config
-from rlrun.run import snapshots
+from rlrun.run import received, snapshots
 from rlrun.run.evaluation import EvalResult, evaluate
-from rlrun.run.train import configure_torch
+from rlrun.run.training import configure_torch
 
 CHOICES = "final, latest, best or a step number"
 log = logging.getLogger("rlrun")
@@ -36,7 +35,7 @@ def _statistics(run_dir: Path, folder: Path, data_only: bool) -> Path | None:
         raise UserError(
             f"loading {run_dir}: the folder is not trusted, and its normalisation statistics are only a pickle "
             f"({pickled}: rlrun wrote no vecnormalize.npz then), which is never read from a folder not trusted",
-            f"if you have reviewed the folder, trust it with `{trust.TRUST_COMMAND} {run_dir}`",
+            f"if you have reviewed the folder, trust it with `{signatures.TRUST_COMMAND} {run_dir}`",
         )
     return data if data.is_file() else None
 
@@ -44,16 +43,16 @@ def _statistics(run_dir: Path, folder: Path, data_only: bool) -> Path | None:
 def _find_model(run_dir: Path, snapshot: str, data_only: bool = False) -> tuple[Path, Path | None]:
     """The model file and the VecNormalize statistics beside it for ``snapshot``, once the folder's signatures
     verify: nothing of a folder is unpickled or instantiated unless this user's rlrun (or ``rlrun-trust``)
-    signed it (:mod:`rlrun.record.trust`). ``data_only``: no signature needed, the statistics' ``.npz``."""
+    signed it (:mod:`rlrun.record.signatures`). ``data_only``: no signature needed, the statistics' ``.npz``."""
     folder = run_dir / "snapshots"
     what = f"loading {run_dir}"
     if snapshot == "final" and (run_dir / "model.zip").exists():
         if not data_only:
-            trust.check_run(run_dir, ("config.yaml", "model.zip", "vecnormalize.pkl"), what)
+            signatures.check_run(run_dir, ("config.yaml", "model.zip", "vecnormalize.pkl"), what)
         return run_dir / "model.zip", _statistics(run_dir, run_dir, data_only)
     if not data_only:
-        trust.check_run(run_dir, ("config.yaml",), what)
-        trust.check_snapshots(run_dir, snapshots.list_snapshots(folder), what)
+        signatures.check_run(run_dir, ("config.yaml",), what)
+        signatures.check_snapshots(run_dir, snapshots.list_snapshots(folder), what)
     if snapshot in ("final", "latest"):
         chosen = snapshots.newest_complete(folder)
     elif snapshot == "best":
@@ -100,7 +99,7 @@ def load_run(
     The env is ``n_envs`` copies with the run's wrappers and frozen VecNormalize statistics, copy i
     seeded with the run's evaluation stream (or ``seed``) + i. A folder that is not trusted (not signed under
     this user's key) is refused (exit 2), or with ``untrusted="data"`` read from data formats only
-    (:mod:`rlrun.build.received`): what ``rlrun-eval`` does with a received folder.
+    (:mod:`rlrun.run.received`): what ``rlrun-eval`` does with a received folder.
     """
     run_dir = Path(run_dir)
     cfg = _run_config(run_dir)
@@ -108,16 +107,16 @@ def load_run(
     try:
         model_path, stats = _find_model(run_dir, str(snapshot))
         data_only = False
-    except trust.NotTrusted as refusal:
+    except signatures.NotTrusted as refusal:
         if untrusted != "data":
             raise
         _refuse_unlisted_code(run_dir, cfg, refusal)
         model_path, stats = _find_model(run_dir, str(snapshot), data_only=True)
         data_only = True
         log.warning("%s is not trusted: read as data only (no pickle, allow-listed _target_s)", run_dir)
-    env = build.make_eval_env(cfg, render_mode, seed, stats, n_envs=n_envs)
+    env = vec_envs.make_eval_env(cfg, render_mode, seed, stats, n_envs=n_envs)
     try:
-        load = received.load_model_data_only if data_only else build.load_model
+        load = received.load_model_data_only if data_only else models.load_model
         return load(cfg, model_path, env), env
     except BaseException:
         env.close()

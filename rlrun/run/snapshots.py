@@ -8,12 +8,12 @@ file flushed to disk, a ``manifest.json`` with each file's sha256 written last, 
 into place; old snapshots are renamed to a ``.tmp-*`` name before they are deleted. So a process killed
 at any moment leaves complete ``step-*`` folders and ``.tmp-*`` leftovers, which the next run or resume
 removes and which are never listed as snapshots. A write that fails (a full disk) removes its own ``.tmp-*``
-folder before it raises :class:`rlrun.record.files.WriteFailed`, so the run's record can still say so, and a
+folder before it raises :class:`rlrun.record.formats.WriteFailed`, so the run's record can still say so, and a
 resume removes every leftover before it writes anything (:func:`clean_run`).
 
 Checksums are verified when a snapshot is loaded (and once per process for the snapshots a resumed run
 finds: :func:`newest_verified`), never again for the snapshots a process wrote itself. Each manifest is signed
-(:mod:`rlrun.record.trust`): what a snapshot holds is unpickled only once its manifest verifies. ``state.pkl`` of a
+(:mod:`rlrun.record.signatures`): what a snapshot holds is unpickled only once its manifest verifies. ``state.pkl`` of a
 run written before the envs became ``rlrun.envs`` is read with the old module names mapped
 (:func:`rlrun.config.upgrade.load_pickle`).
 """
@@ -35,13 +35,13 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 
-from rlrun.build.envs import save_statistics
 from rlrun.config.upgrade import load_pickle
-from rlrun.record import trust
+from rlrun.make.vec_envs import save_statistics
+from rlrun.record import signatures
 from rlrun.record.fields import manifest_problem
-from rlrun.record.files import remove_partial_writes, writing
-from rlrun.record.trust import sha256 as _sha256  # tests count the hashing through this name
-from rlrun.run import internals
+from rlrun.record.formats import remove_partial_writes, writing
+from rlrun.record.signatures import sha256 as _sha256  # tests count the hashing through this name
+from rlrun.run import seam
 
 MANIFEST = "manifest.json"
 STATE = "state.pkl"
@@ -64,7 +64,9 @@ def _fsync(path: Path) -> None:
 def _write_manifest(snapshot: Path, manifest: dict[str, Any]) -> None:
     tmp = snapshot / f".{MANIFEST}.tmp"
     with open(tmp, "w") as f:
-        json.dump(trust.signed(manifest), f, indent=2)  # signed: this user's rlrun wrote it (rlrun.record.trust)
+        json.dump(
+            signatures.signed(manifest), f, indent=2
+        )  # signed: this user's rlrun wrote it (rlrun.record.signatures)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, snapshot / MANIFEST)
@@ -97,7 +99,7 @@ def clean_run(run_dir: Path) -> None:
 
 
 def _write_files(model: BaseAlgorithm, tmp: Path, state: dict[str, Any], with_buffer: bool) -> None:
-    """A snapshot's files, each write that fails named in its :class:`~rlrun.record.files.WriteFailed`."""
+    """A snapshot's files, each write that fails named in its :class:`~rlrun.record.formats.WriteFailed`."""
     with writing(tmp / "model.zip"):
         model.save(tmp / "model.zip")
     if with_buffer and isinstance(model, OffPolicyAlgorithm):
@@ -318,7 +320,7 @@ class SnapshotCallback(BaseCallback):
         return True
 
     def _on_rollout_end(self) -> None:
-        if internals.draws_before_rollout_start(self.model):  # ARS: the generator before the next draw
+        if seam.draws_before_rollout_start(self.model):  # ARS: the generator before the next draw
             self.torch_at_rollout_end = torch.get_rng_state()
 
     def _on_rollout_start(self) -> None:

@@ -27,11 +27,11 @@ from typing import Any
 from omegaconf import DictConfig
 
 from rlrun.config.errors import UserError
-from rlrun.record.files import WriteFailed
+from rlrun.record.formats import WriteFailed
 from rlrun.record.lock import FolderInUse
 from rlrun.sweep import orphans
 from rlrun.sweep.plan import RERUN, RESUME, TRAIN
-from rlrun.track.files import GROUP_FILE
+from rlrun.track.names import GROUP_FILE
 
 log = logging.getLogger("rlrun")
 
@@ -148,7 +148,7 @@ def _record_failure(cfg: DictConfig, run_dir: Path, meta: dict[str, Any], error:
 
 def run_job(cfg: DictConfig, run_dir: Path, sweep_dir: Path, meta: dict[str, Any]) -> float | None:
     """Train the job (or resume it, when its folder holds a stopped run); its final mean return, or None."""
-    from rlrun.run import train as training
+    from rlrun.run import training
     from rlrun.run.interrupts import RunInterrupted
 
     orphans.watch()  # in a worker of the sweep (joblib's): stop, and end, with the sweep's process

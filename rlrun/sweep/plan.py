@@ -8,7 +8,7 @@ A job's folder is its identity. Running the same sweep command again:
 - a ``failed`` run, or a stopped one without a snapshot: ``rerun`` from the start, the attempt kept under
   ``<job>/attempts/<k>/``;
 - a run of another config, or one still going: ``refuse`` (that job alone, never overwritten); so is a stopped
-  run whose signatures do not verify under this user's trust key (:mod:`rlrun.record.trust`).
+  run whose signatures do not verify under this user's trust key (:mod:`rlrun.record.signatures`).
 
 A ``running`` run on this host is alive while its pid is; on another host (a cluster node, whose
 pids cannot be checked from here) while its ``run.json`` was ``updated`` less than ``stale_after_s`` ago.
@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from rlrun.config.errors import UserError
-from rlrun.record import trust
-from rlrun.record.files import ATTEMPTS, read_json
+from rlrun.record import signatures
+from rlrun.record.formats import ATTEMPTS, read_json
 from rlrun.record.leftovers import remove_leftovers
 from rlrun.record.liveness import age_s, still_running
 
@@ -93,9 +93,9 @@ def _has_snapshot(path: Path) -> bool:
 def _not_trusted(path: Path) -> str | None:
     """Why a stopped run may not be resumed here (its signatures do not verify under this user's key), or None."""
     try:
-        trust.check_run(path, ("config.yaml",), f"resuming {path}")
-        trust.check_snapshots(path, sorted((path / "snapshots").glob("step-*")), f"resuming {path}")
-    except trust.NotTrusted as error:
+        signatures.check_run(path, ("config.yaml",), f"resuming {path}")
+        signatures.check_snapshots(path, sorted((path / "snapshots").glob("step-*")), f"resuming {path}")
+    except signatures.NotTrusted as error:
         return str(error).replace("\n", " ")
     return None
 

@@ -5,7 +5,7 @@ The sweeper (``hydra_plugins/rlrun_sweeper``) composes the jobs and calls :func:
 1. decides for each job (:mod:`rlrun.sweep.plan`) and moves failed attempts to ``attempts/<k>/``;
 2. hands only the jobs to run to Hydra's launcher (basic, joblib, submitit, Ray), each with its folder
    given explicitly, so every worker process agrees on it;
-3. prints one line as each job ends (:class:`rlrun.sweep.record.Watcher`, reading the job folders);
+3. prints one line as each job ends (:class:`rlrun.sweep.summary.Watcher`, reading the job folders);
 4. in a ``finally``, whatever the launcher did, writes ``sweep.json``, the summary and the sweep's
    tables, and returns DESIGN.md's exit status: 0 all completed or skipped; 1 any failed, interrupted
    or refused; 128 + N when the sweep itself was stopped by signal N.
@@ -31,13 +31,13 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from rlrun.config.keys import override_value
-from rlrun.process import gc_pause
-from rlrun.process.signals import handling
-from rlrun.record.files import now
-from rlrun.sweep import plan as sweep_plan
+from rlrun.record.formats import now
+from rlrun.run.signals import handling
+from rlrun.startup import gc_pause
+from rlrun.sweep import plan
 from rlrun.sweep.job import ACTION_VARIABLE, STOP_FILE, SweepStopped, mark_sweeper_process
 from rlrun.sweep.plan import LAUNCHED, RERUN, RESUME, SKIP, TRAIN, Job
-from rlrun.sweep.record import Watcher, jobs_word, summary, sweep_json, write_sweep_json
+from rlrun.sweep.summary import Watcher, jobs_word, summary, sweep_json, write_sweep_json
 
 if TYPE_CHECKING:
     from rlrun.track.group import Group
@@ -89,12 +89,12 @@ def _announce(sweep_dir: Path, jobs: list[Job]) -> None:
         f"{counts[RESUME]} to resume",
         f"{counts[RERUN]} to run again (the failed attempt kept in attempts/)",
         f"{sum(job.action == SKIP for job in jobs)} completed before (skipped)",
-        f"{sum(job.action == sweep_plan.REFUSE for job in jobs)} refused",
+        f"{sum(job.action == plan.REFUSE for job in jobs)} refused",
     ]
     kept = [w for w in words if not w.startswith("0 ")]
     print(f"sweep {sweep_dir}: {jobs_word(len(jobs))}: {', '.join(kept)}", flush=True)
     for job in jobs:
-        if job.action == sweep_plan.REFUSE:
+        if job.action == plan.REFUSE:
             print(f"  refused: {job.folder}\n    {job.reason}", flush=True)
 
 
@@ -141,7 +141,7 @@ def run(
     (sweep_dir / STOP_FILE).unlink(missing_ok=True)  # left by an earlier sweep that was killed
     for job in jobs:
         if job.action == RERUN:
-            sweep_plan.keep_attempt(job)
+            plan.keep_attempt(job)
     _announce(sweep_dir, jobs)
     to_run = [job for job in jobs if job.action in LAUNCHED]
     watcher, stop = Watcher(jobs), StopRequest(sweep_dir, on_stop)
@@ -172,7 +172,7 @@ def run(
         outcomes = [watcher.outcome(job) for job in jobs]
         for job, outcome in zip(jobs, outcomes, strict=True):
             if outcome.status == "not_started":
-                sweep_plan.remove_unstarted(job)
+                plan.remove_unstarted(job)
         data = sweep_json(sweep_dir, jobs, outcomes, info, started)
         path = write_sweep_json(sweep_dir, data)
         print(summary(sweep_dir, data, jobs), flush=True)

@@ -87,7 +87,7 @@ class RlrunSweeper(BasicSweeper):
         """Plan every job, launch those to run, record the sweep; exit with the sweep's status."""
         from rlrun.config.errors import report_user_errors
         from rlrun.record.provenance import command_line
-        from rlrun.sweep import runner as sweeping
+        from rlrun.sweep import runner
         from rlrun.sweep.cancel import queued_job_canceller
         from rlrun.sweep.plan import decide, refuse_collisions, refuse_common_mistake
 
@@ -105,10 +105,10 @@ class RlrunSweeper(BasicSweeper):
             _claim(sweep_dir)
             for job in jobs:  # again, now that no other sweep writes here: one may have ended meanwhile
                 decide(job, self.stale_after_s)
-            group = sweeping.tracking_group(jobs, sweep_dir)  # a tracking service's sweep run, before any job
+            group = runner.tracking_group(jobs, sweep_dir)  # a tracking service's sweep run, before any job
         info = {"command": command_line(), "launcher": self.config.hydra.runtime.choices.get("hydra/launcher")}
         launcher = self.launcher
-        status = sweeping.run(
+        status = runner.run(
             jobs,
             lambda batch, first: launcher.launch(batch, initial_job_idx=first),
             sweep_dir,

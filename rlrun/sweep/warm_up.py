@@ -2,13 +2,13 @@
 
 A job's first seconds in a fresh process go to imports: torch, SB3 and Hydra, about 2.5 CPU-seconds on
 these machines (``torch._dynamo``, which torch's optimizers would add, is kept out by
-:mod:`rlrun.process.lazy_dynamo`, which :mod:`rlrun.process.bootstrap` installs when ``rlrun.cli.main`` is
+:mod:`rlrun.startup.lazy_dynamo`, which :mod:`rlrun.startup.bootstrap` installs when ``rlrun.cli.main`` is
 imported). The basic launcher pays them once, in the sweep's own process; joblib's default workers (loky's,
 each a new interpreter) pay them once each, on the same cores the jobs need. So the joblib launcher's workers are
 started by a fork server (Python's ``forkserver`` start method, which loky supports) that imports these
 modules once, while the sweep's own process runs its checks, and then forks each worker with them
 loaded. The fork server is a single-threaded process of its own: no thread of the sweep's process is
-forked. It is a start-up measure: ``RLRUN_FAST_START=0`` turns it off (:mod:`rlrun.process.bootstrap`), and
+forked. It is a start-up measure: ``RLRUN_FAST_START=0`` turns it off (:mod:`rlrun.startup.bootstrap`), and
 the workers are then loky's own. Either way the workers end with the sweep's process, even when it is killed
 outright (:mod:`rlrun.sweep.orphans`; loky's own workers from their first job on).
 
@@ -26,18 +26,18 @@ import signal
 from contextlib import suppress
 from typing import Any
 
-from rlrun.process import bootstrap
+from rlrun.startup import bootstrap
 from rlrun.sweep import orphans
 
 # What a job imports: the task function's module, training with SB3 and torch, Hydra's job wrapper.
 JOB_MODULES = [
-    "rlrun.process.preload_begin",  # first: no garbage collections while the others are imported
+    "rlrun.startup.preload_begin",  # first: no garbage collections while the others are imported
     "rlrun.sweep.fork_server",  # each worker watches the sweep's process, to end with it (rlrun.sweep.orphans)
     "rlrun.cli.main",
     "rlrun.sweep.job",
-    "rlrun.run.train",
+    "rlrun.run.training",
     "hydra_plugins.hydra_joblib_launcher._core",
-    "rlrun.process.preload_end",  # last: freezes what the others imported, collections back on
+    "rlrun.startup.preload_end",  # last: freezes what the others imported, collections back on
     # (these two are not under hydra_plugins/, which Hydra imports whole when it scans for plugins)
 ]
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from rlrun.config.errors import UserError
-from rlrun.record.files import write_text
-from rlrun.table import files
+from rlrun.record.formats import write_text
+from rlrun.table import outputs
 from rlrun.table.aggregate import (
     ALL,
     GAMMA,
@@ -30,7 +30,7 @@ from rlrun.table.aggregate import (
     tasks_of,
 )
 from rlrun.table.aggregate_plots import plot_estimates, plot_profiles
-from rlrun.table.files import DASH, provenance
+from rlrun.table.outputs import DASH, provenance
 from rlrun.table.runs import Group
 
 AGGREGATE_FILES = ("aggregate.md", "aggregate.csv", "aggregate.json", "profiles.png", "aggregate.png")
@@ -136,7 +136,7 @@ def _named(name: str, out: Path) -> str:
 
 def render_csv(rows: Sequence[dict[str, Any]]) -> str:
     """``aggregate.csv``: one row per aggregate, :data:`AGGREGATE_COLUMNS`; no interval is an empty cell."""
-    return files.render_csv(rows, AGGREGATE_COLUMNS)
+    return outputs.render_csv(rows, AGGREGATE_COLUMNS)
 
 
 def _estimate(row: dict[str, Any], statistic: str) -> str:

@@ -23,7 +23,7 @@ from rlrun.config.errors import UserError
 from rlrun.config.resolvers import env_name
 from rlrun.config.upgrade import upgrade_container
 from rlrun.record.fields import record_problem, shown
-from rlrun.record.files import ATTEMPTS, parse_eval_csv
+from rlrun.record.formats import ATTEMPTS, parse_eval_csv
 
 log = logging.getLogger("rlrun.table")
 

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from rlrun.config.errors import UserError
-from rlrun.record.files import write_text
+from rlrun.record.formats import write_text
 from rlrun.table.aggregate import load_references
 from rlrun.table.aggregate_files import aggregate_document, check_out, write_aggregate
-from rlrun.table.files import COLUMNS, provenance, render_csv, render_json, render_markdown
 from rlrun.table.groups import group_runs
+from rlrun.table.outputs import COLUMNS, provenance, render_csv, render_json, render_markdown
 from rlrun.table.plots import plot_curves
 from rlrun.table.runs import Group, Run, find_runs
 from rlrun.table.stats import (

@@ -2,7 +2,7 @@
 
 For whoever writes a logger (W&B's, ``rlrun/track/wandb.py``): a logger is a subclass of :class:`Tracker`,
 named by its file ``conf/logger/<name>.yaml``, which holds one key named after itself:
-``<name>: {_target_: rlrun.track.<name>.<Class>, _partial_: true, <settings>}``. :mod:`rlrun.build.trackers`
+``<name>: {_target_: rlrun.track.<name>.<Class>, _partial_: true, <settings>}``. :mod:`rlrun.track.loggers`
 (the only place that instantiates) calls that partial with no arguments, so the settings are the class's
 keyword arguments, and ``logger.<name>.<setting>=...`` overrides them. Nothing but the constructor runs
 before :meth:`Tracker.check` (called before training, and before anything is written: raise

@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rlrun.build.trackers import make_trackers
-from rlrun.record.files import read_json, write_json
+from rlrun.record.formats import read_json, write_json
 from rlrun.track.base import Tracker
-from rlrun.track.files import GROUP_FILE
+from rlrun.track.loggers import make_trackers
+from rlrun.track.names import GROUP_FILE
 from rlrun.track.session import DEFAULT_LOGGER
 
 log = logging.getLogger("rlrun")

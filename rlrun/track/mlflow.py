@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from rlrun.track.base import RunInfo, Tracker
-from rlrun.track.files import UNSENT_NAME
 from rlrun.track.mlflow_store import Store, check_uri, local_uri, outputs_folder
+from rlrun.track.names import UNSENT_NAME
 
 log = logging.getLogger("rlrun")
 

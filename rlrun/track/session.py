@@ -18,10 +18,10 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from stable_baselines3.common.logger import KVWriter, Logger
 
-from rlrun.build.trackers import make_trackers
 from rlrun.record.run_record import RunRecord
 from rlrun.track.base import RunInfo, Tracker
-from rlrun.track.files import GROUP_VARIABLE
+from rlrun.track.loggers import make_trackers
+from rlrun.track.names import GROUP_VARIABLE
 
 log = logging.getLogger("rlrun")
 

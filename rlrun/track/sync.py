@@ -19,12 +19,12 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from rlrun.config.errors import UserError
-from rlrun.record.files import parse_eval_csv, read_json, write_json
+from rlrun.record.formats import parse_eval_csv, read_json, write_json
 from rlrun.record.lock import claim
 from rlrun.track.base import flatten
-from rlrun.track.files import UNSENT_NAME
 from rlrun.track.mlflow import DEFAULT_ARTIFACTS, read_unsent, replay
 from rlrun.track.mlflow_store import Store, check_uri, local_uri, outputs_folder
+from rlrun.track.names import UNSENT_NAME
 from rlrun.track.session import run_artifacts
 
 log = logging.getLogger("rlrun")

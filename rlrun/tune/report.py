@@ -22,8 +22,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from rlrun.config.keys import NON_TRAINING_KEYS
 from rlrun.config.resolvers import env_name
-from rlrun.record.files import ATTEMPTS
-from rlrun.tune.runs import SeedRun, cores, run_all
+from rlrun.record.formats import ATTEMPTS
+from rlrun.tune.seed_runs import SeedRun, cores, run_all
 from rlrun.tune.study import Setup
 
 log = logging.getLogger("rlrun.tune")

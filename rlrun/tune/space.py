@@ -141,10 +141,10 @@ def _range(where: str, kind: str, entry: Mapping[str, Any]) -> optuna.distributi
 def check_against(params: list[Param], cfg: DictConfig) -> None:
     """Every key is one the composed config trains with, and every value it can take is one that config
     (types by schema, ranges by :mod:`rlrun.checks.rules`) and the SB3 constructor accept."""
-    from rlrun.build import envs as build
-    from rlrun.checks import rules as validate
+    from rlrun.checks import rules
+    from rlrun.make import models
 
-    algo_cls = build.algo_class(cfg)
+    algo_cls = models.algo_class(cfg)
     problems: list[Problem] = []
     for param in params:
         if bad_key := _key_problems(param.key, cfg):
@@ -153,7 +153,7 @@ def check_against(params: list[Param], cfg: DictConfig) -> None:
         for value in param.candidates():
             found = _value_problems(cfg, param.key, value, algo_cls)
             problems += [(f"search space entry {param.key}: {problem}", fix) for problem, fix in found]
-    validate.raise_if(list(dict.fromkeys(problems)))  # both bounds of a range may say the same
+    rules.raise_if(list(dict.fromkeys(problems)))  # both bounds of a range may say the same
 
 
 def _key_problems(key: str, cfg: DictConfig) -> list[Problem]:
@@ -169,8 +169,8 @@ def _key_problems(key: str, cfg: DictConfig) -> list[Problem]:
 
 def _value_problems(cfg: DictConfig, key: str, value: Any, algo_cls: type) -> list[Problem]:
     """What is wrong with the config once ``key`` is set to ``value``, beyond what was already wrong."""
-    from rlrun.build import envs as build
-    from rlrun.checks import constructor as constructor_checks
+    from rlrun.checks import constructor
+    from rlrun.make import vec_envs
 
     try:
         OmegaConf.update(copy.deepcopy(cfg), key, value, force_add=True)  # the schema checks the value's type
@@ -185,16 +185,15 @@ def _value_problems(cfg: DictConfig, key: str, value: Any, algo_cls: type) -> li
         return problems
     if key.startswith("env."):
         try:
-            build.make_env(trial).close()  # e.g. an env.kwargs entry the env's constructor does not take
+            vec_envs.make_env(trial).close()  # e.g. an env.kwargs entry the env's constructor does not take
         except Exception as error:
             return [(f"{value!r}: the env cannot be built: {type(error).__name__}: {error}", "change the entry")]
     if key.startswith("algo.") and key.count(".") > 1:  # inside an argument (policy_kwargs): SB3 decides
-        return constructor_checks.construction_problems(trial)
+        return constructor.construction_problems(trial)
     return []
 
 
 def _problems(cfg: DictConfig, algo_cls: type) -> list[Problem]:
-    from rlrun.checks import constructor as constructor_checks
-    from rlrun.checks import rules as validate
+    from rlrun.checks import constructor, rules
 
-    return validate.range_problems(cfg) + constructor_checks.algo_problems(cfg, algo_cls)
+    return rules.range_problems(cfg) + constructor.algo_problems(cfg, algo_cls)

@@ -24,7 +24,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from rlrun.config.errors import UserError
 from rlrun.record.liveness import pid_alive
-from rlrun.tune.runs import POLL_S
+from rlrun.tune.seed_runs import POLL_S
 from rlrun.tune.space import Param, override
 from rlrun.tune.trial import HOST, PID, TrialOutcome, TrialRun
 

@@ -2,7 +2,7 @@
 is a run of its own, each trial a run under it (its values as params, its seeds and state as tags, its
 objective as a metric), and each seed's run a run under its trial's.
 
-The seeds' processes find their trial's run through :data:`rlrun.track.files.GROUP_VARIABLE`, set while the
+The seeds' processes find their trial's run through :data:`rlrun.track.names.GROUP_VARIABLE`, set while the
 trial starts them. Nothing here is needed for the study itself: a tracking failure is warned about and ignored.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from contextlib import suppress
 
-from rlrun.track.files import GROUP_FILE, GROUP_VARIABLE
 from rlrun.track.group import Group
+from rlrun.track.names import GROUP_FILE, GROUP_VARIABLE
 from rlrun.tune.study import Setup
 from rlrun.tune.trial import TrialOutcome, TrialRun
 

@@ -19,8 +19,8 @@ import numpy as np
 import optuna
 from optuna.trial import TrialState
 
-from rlrun.record.files import EvalRow
-from rlrun.tune.runs import SeedRun, stop_runs
+from rlrun.record.formats import EvalRow
+from rlrun.tune.seed_runs import SeedRun, stop_runs
 
 OBJECTIVES = ("iqm", "auc", "success")
 HOST, PID = socket.gethostname(), os.getpid()

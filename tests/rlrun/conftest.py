@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from omegaconf import DictConfig
 
-from rlrun.run.train import train
+from rlrun.run.training import train
 from tests.rlrun.helpers import compose_config, shrink
 
 

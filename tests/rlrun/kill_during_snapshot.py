@@ -123,7 +123,7 @@ def arm(point: str) -> None:
 
 
 def main() -> None:
-    from rlrun.run.train import resume, train
+    from rlrun.run.training import resume, train
 
     run_dir, point, overrides = sys.argv[1], sys.argv[2], sys.argv[3:]
     steps = STEPS

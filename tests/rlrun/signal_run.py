@@ -18,8 +18,8 @@ import sys
 from types import FrameType
 
 from rlrun.cli import main as cli
-from rlrun.process.signals import SIGNALS
 from rlrun.run.evaluation import EvalResult, PeriodicEvaluation
+from rlrun.run.signals import SIGNALS
 
 
 def foreign_handler(signum: int, frame: FrameType | None) -> None:

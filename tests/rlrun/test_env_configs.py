@@ -22,9 +22,8 @@ from stable_baselines3.common.atari_wrappers import AtariWrapper
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import VecFrameStack
 
-from rlrun.build import batched, families
-from rlrun.build import envs as build
 from rlrun.config.errors import UserError
+from rlrun.make import families, models, native, vec_envs
 from tests.rlrun.helpers import compose_check, compose_config, shrink
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,9 +103,9 @@ def tiny(*overrides: str, steps: int = STEPS) -> DictConfig:
 
 def learn(cfg: DictConfig) -> None:
     """Build the training envs and the model exactly as a run does, and train for ``total_timesteps``."""
-    venv = build.make_train_env(cfg)
+    venv = vec_envs.make_train_env(cfg)
     try:
-        build.make_model(cfg, venv).learn(cfg.total_timesteps)
+        models.make_model(cfg, venv).learn(cfg.total_timesteps)
     finally:
         venv.close()
 
@@ -140,7 +139,7 @@ def test_family_config_takes_another_id(family: str) -> None:
     env_id, algo = FAMILY_IDS[family]
     cfg = tiny(f"env={family}", f"env.id={env_id}", f"algo={algo}")
     assert cfg.env.extra == family
-    probe = build.make_env(cfg)
+    probe = vec_envs.make_env(cfg)
     assert probe.unwrapped.spec is not None and probe.unwrapped.spec.id == env_id
     probe.close()
     learn(cfg)
@@ -152,9 +151,9 @@ def test_family_config_requires_an_id() -> None:
 
 
 def test_minigrid_trains_on_flat_observations() -> None:
-    env = build.make_env(tiny("env=minigrid_doorkey_5x5"))
+    env = vec_envs.make_env(tiny("env=minigrid_doorkey_5x5"))
     assert isinstance(env.observation_space, gym.spaces.Box) and env.observation_space.shape == (2835,)
-    assert build.default_policy(env.observation_space) == "MlpPolicy"
+    assert models.default_policy(env.observation_space) == "MlpPolicy"
     env.close()
 
 
@@ -170,20 +169,20 @@ def atari_layers(env: gym.Env) -> list[type]:
 @pytest.mark.parametrize("overrides", [["env=pong"], ["env=atari", "env.id=ALE/Breakout-v5"]], ids=["pong", "v5"])
 def test_atari_stacks_four_preprocessed_frames_over_monitor(overrides: list[str]) -> None:
     cfg = tiny(*overrides, "algo=ppo")
-    env = build.make_env(cfg)
+    env = vec_envs.make_env(cfg)
     layers = atari_layers(env)
     assert layers.index(AtariWrapper) < layers.index(Monitor)  # Monitor under the preprocessing: raw scores
     made_with = env.unwrapped.spec.kwargs  # the registration's arguments with env.kwargs over them
     assert made_with["frameskip"] == 1 and made_with["repeat_action_probability"] == 0  # AtariWrapper skips
     env.close()
-    venv = build.make_eval_env(cfg)
+    venv = vec_envs.make_eval_env(cfg)
     assert isinstance(venv, VecFrameStack) and venv.observation_space.shape == (84, 84, 4)
     assert venv.reset().shape == (1, 84, 84, 4)
     venv.close()
 
 
 def test_family_wrappers_sit_between_monitor_and_the_users_wrappers() -> None:
-    env = build.make_env(tiny("env=minigrid_empty_5x5", "wrappers=[scale_reward]"))
+    env = vec_envs.make_env(tiny("env=minigrid_empty_5x5", "wrappers=[scale_reward]"))
     layers = atari_layers(env)
     assert layers.index(ScaleReward) < layers.index(FlatObsWrapper) < layers.index(Monitor)
     env.close()
@@ -192,14 +191,14 @@ def test_family_wrappers_sit_between_monitor_and_the_users_wrappers() -> None:
 def test_native_vectorization_refuses_the_family_keys() -> None:
     cfg = tiny("env=pong", "env.vectorization=native")
     with pytest.raises(UserError, match="env.wrappers .* has no batched version"):
-        build.make_train_env(cfg)
-    assert any("env.frame_stack" in problem for problem, _ in batched.problems(cfg))
+        vec_envs.make_train_env(cfg)
+    assert any("env.frame_stack" in problem for problem, _ in native.problems(cfg))
 
 
 def test_atari_evaluation_reports_the_unclipped_score() -> None:
     """In Space Invaders an alien is worth 5 to 30 points: the agent sees rewards clipped to 1, while the episode
     return that evaluation reads (Monitor's ``info["episode"]``, under AtariWrapper) is the game's score."""
-    venv = build.make_eval_env(tiny("env=atari", "env.id=ALE/SpaceInvaders-v5"), seed=0)
+    venv = vec_envs.make_eval_env(tiny("env=atari", "env.id=ALE/SpaceInvaders-v5"), seed=0)
     rng = np.random.default_rng(0)
     clipped = 0.0
     venv.reset()
@@ -218,7 +217,7 @@ def test_missing_extra_is_a_user_error_before_the_env_is_made(monkeypatch: pytes
     cfg = compose_config("env=halfcheetah")
     monkeypatch.setitem(families.FAMILIES, "mujoco", families.Family("mujoco", ("no_such_mujoco",), None, "test"))
     with pytest.raises(UserError, match=re.escape('pip install "rlrun[mujoco]"')) as error:
-        build.make_env(cfg)
+        vec_envs.make_env(cfg)
     assert "missing: no_such_mujoco" in str(error.value)
 
 

@@ -14,8 +14,8 @@ import yaml
 from hydra.utils import instantiate
 from omegaconf import OmegaConf, open_dict
 
-from rlrun.build import envs as build
 from rlrun.checks import preflight
+from rlrun.make import models, vec_envs
 from tests.rlrun.helpers import compose_config
 from tools import zoo_presets, zoo_readme
 from tools.zoo_values import (
@@ -84,9 +84,9 @@ def test_converted_objects_build_the_model(name: str) -> None:
     with open_dict(cfg):
         if "buffer_size" in cfg.algo:
             cfg.algo.buffer_size = 100  # the Zoo's 1M transitions would be allocated
-    venv = build.make_vec(cfg, cfg.env.n_envs, 0)
+    venv = vec_envs.make_vec(cfg, cfg.env.n_envs, 0)
     try:
-        model = build.make_model(cfg, venv)
+        model = models.make_model(cfg, venv)
     finally:
         venv.close()
     kwargs = yaml.safe_load((TUNED / f"{name}.yaml").read_text())["algo"].get("policy_kwargs", {})
@@ -189,7 +189,7 @@ def test_env_wrappers_become_wrapper_entries_and_the_rest_is_listed(tmp_path: Pa
     cfg = compose_config("env=pendulum", "algo=sac", search, "tuned=zoo_test", "wrappers=[clip_action]")
     assert cfg.algo.buffer_size == 20000 and cfg.total_timesteps == 1000
     assert list(cfg.wrappers) == ["clip_action", "time_feature_wrapper"]  # the preset's after the command line's
-    env = build.make_env(cfg)
+    env = vec_envs.make_env(cfg)
     assert type(env).__name__ == "TimeFeatureWrapper" and env.observation_space.shape == (4,)  # Pendulum's 3 + time
 
 

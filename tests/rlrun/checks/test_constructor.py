@@ -6,10 +6,9 @@ from __future__ import annotations
 import pytest
 from omegaconf import open_dict
 
-from rlrun.build import envs as build
-from rlrun.checks import constructor as constructor_checks
-from rlrun.checks import env as env_checks
+from rlrun.checks import constructor, env_checks
 from rlrun.cli import check
+from rlrun.make import models, vec_envs
 from tests.rlrun.helpers import compose_check, compose_config
 
 
@@ -27,7 +26,7 @@ from tests.rlrun.helpers import compose_check, compose_config
 )
 def test_algo_arguments_are_checked_against_the_constructor(overrides: list[str], message: str) -> None:
     cfg = compose_config(*overrides)
-    problems = constructor_checks.algo_problems(cfg, build.algo_class(cfg))
+    problems = constructor.algo_problems(cfg, models.algo_class(cfg))
     assert len(problems) == 1 and problems[0][0].startswith(message)
 
 
@@ -40,24 +39,24 @@ def test_schedules_and_classes_are_accepted() -> None:
             "end": 0.0,
             "end_fraction": 1.0,
         }
-    assert constructor_checks.algo_problems(cfg, build.algo_class(cfg)) == []
+    assert constructor.algo_problems(cfg, models.algo_class(cfg)) == []
 
 
 def test_what_the_algorithm_rejects_while_built_names_the_key() -> None:
-    [(problem, fix)] = constructor_checks.construction_problems(compose_config("algo.batch_size=1"))
+    [(problem, fix)] = constructor.construction_problems(compose_config("algo.batch_size=1"))
     assert problem.startswith("PPO rejected its arguments (algo.batch_size=1): AssertionError: `batch_size` must be")
     assert fix.startswith("change algo.batch_size")
 
 
 def test_a_bad_policy_argument_is_caught_while_building() -> None:
     cfg = compose_config("env=pointenv", "algo=sac", "algo.policy_kwargs={net_arch:[-3]}")
-    [(problem, _)] = constructor_checks.construction_problems(cfg)
+    [(problem, _)] = constructor.construction_problems(cfg)
     assert problem.startswith("SAC rejected its arguments") and "negative dimension" in problem
 
 
 def test_what_training_refuses_fails_the_arguments_check() -> None:
     cfg = compose_check("env=gridworld", "algo=ppo", "algo.batch_size=1")
-    arguments = check.algo_checks(cfg, build.make_env(cfg))[0]
+    arguments = check.algo_checks(cfg, vec_envs.make_env(cfg))[0]
     assert (arguments.name, arguments.status) == ("PPO arguments", env_checks.FAIL)
     assert arguments.detail.startswith("PPO rejected its arguments (algo.batch_size=1)")
 
@@ -130,7 +129,7 @@ def test_nested_arguments_sb3_would_reject_name_the_key_and_what_it_takes(
     overrides: list[str], messages: list[str]
 ) -> None:
     cfg = compose_config("env=pointgoal", "algo=her", *overrides)
-    problems = constructor_checks.algo_problems(cfg, build.algo_class(cfg))
+    problems = constructor.algo_problems(cfg, models.algo_class(cfg))
     assert len(problems) == len(messages), problems
     for (problem, fix), message in zip(problems, messages, strict=True):
         assert problem.startswith(message), problem

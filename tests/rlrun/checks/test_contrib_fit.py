@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from rlrun.build import envs as build
 from rlrun.checks import preflight
 from rlrun.config.errors import UserError
+from rlrun.make import models, vec_envs
 from tests.rlrun.helpers import compose_config
 
 
@@ -40,7 +40,7 @@ def test_a_contrib_algorithm_on_actions_it_cannot_take_is_refused_naming_those_t
 )
 def test_the_policy_is_the_class_s_name_for_the_observations(env: str, algo: str, policy: str) -> None:
     cfg = compose_config(f"env={env}", f"algo={algo}", "~tuned")
-    assert preflight.preflight(cfg) == policy == build.policy_for(cfg, build.make_env(cfg).observation_space)
+    assert preflight.preflight(cfg) == policy == models.policy_for(cfg, vec_envs.make_env(cfg).observation_space)
 
 
 def test_recurrent_ppo_on_dict_observations_takes_its_own_multi_input_policy_only() -> None:

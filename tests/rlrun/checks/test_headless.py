@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from rlrun.checks import env as env_checks
+from rlrun.checks import env_checks
 from rlrun.cli import check
-from rlrun.process import headless
+from rlrun.startup import headless
 from tests.rlrun.helpers import compose_check
 
 ROOT = Path(__file__).resolve().parents[3]

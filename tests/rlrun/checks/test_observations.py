@@ -1,5 +1,5 @@
 """Observations SB3 cannot take, and images too small for its CNN (issue 21, point 4): named before training, with
-the wrapper or policy that fits (rlrun/checks/rules.py, rlrun/checks/preflight.py, rlrun/build/envs.py)."""
+the wrapper or policy that fits (rlrun/checks/rules.py, rlrun/checks/preflight.py, rlrun/make/vec_envs.py)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from rlrun.build import envs as build
 from rlrun.checks import rules
-from rlrun.run.train import train
+from rlrun.make import models
+from rlrun.run.training import train
 from tests.rlrun.helpers import compose_config, shrink
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -90,7 +90,7 @@ def test_spaces_sb3_takes_are_no_problem() -> None:
     [((7, 7, 3), "MlpPolicy"), ((3, 7, 7), "MlpPolicy"), ((35, 40, 3), "MlpPolicy"), ((36, 36, 1), "CnnPolicy")],
 )
 def test_the_automatic_policy_reads_small_images_with_an_mlp(shape: tuple[int, ...], policy: str) -> None:
-    assert build.default_policy(spaces.Box(0, 255, shape, np.uint8)) == policy
+    assert models.default_policy(spaces.Box(0, 255, shape, np.uint8)) == policy
 
 
 def test_a_small_image_env_trains_with_mlppolicy_and_a_note(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

@@ -9,11 +9,11 @@ import pytest
 from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
-from rlrun.build import envs as build
-from rlrun.checks import env as env_checks
+from rlrun.checks import env_checks
 from rlrun.checks.preflight import preflight
 from rlrun.cli import check
 from rlrun.config.errors import UserError
+from rlrun.make import models, vec_envs
 from tests.rlrun.helpers import compose_config
 
 
@@ -51,7 +51,7 @@ def test_her_learning_starts_boundary_is_sb3s(n_envs: int) -> None:
     cfg = compose_config(*overrides, f"algo.learning_starts={least}", "+algo.policy_kwargs.net_arch=[8]")
     preflight(cfg)
     for learning_starts, fails in ((least, False), (least - n_envs, True)):
-        model = build.make_model(OmegaConf.merge(cfg, {"algo": {"learning_starts": learning_starts}}),
+        model = models.make_model(OmegaConf.merge(cfg, {"algo": {"learning_starts": learning_starts}}),
                                  make_vec_env("rlrun/PointGoal-v0", n_envs=n_envs, seed=0))  # fmt: skip
         if fails:
             with pytest.raises(Exception):  # noqa: B017  (SB3's HER buffer fails with no finished episode)
@@ -103,7 +103,10 @@ SAME_RULES = {
         ["env=cartpole", "algo=ppo", "~tuned", "algo.n_steps=64", "algo.batch_size=512"],
         "algo.batch_size=512 is larger than the rollout",
     ),
-    "rollout-too-small": (["algo=ppo", "~tuned", "algo.n_steps=1", "env.n_envs=1"], "rollout n_steps * env.n_envs"),
+    "rollout-too-small": (
+        ["algo=ppo", "~tuned", "algo.n_steps=1", "env.n_envs=1"],
+        "rollout n_steps * env.n_envs",
+    ),
     "rejected-while-built": (["algo.batch_size=1"], "PPO rejected its arguments"),
     "unknown-argument": (["+algo.clip_rnge=0.1"], "algo.clip_rnge is not an argument of PPO"),
     "incompatible": (["env=gridworld", "algo=sac"], "SAC cannot train on rlrun/GridWorld-v0"),
@@ -119,7 +122,7 @@ def test_training_and_rlrun_check_apply_the_same_rules(
 ) -> None:
     with initialize_config_module("rlrun.conf", version_base="1.3"):
         checked = compose("check", overrides=overrides)
-    results = check.algo_checks(checked, build.make_env(checked))
+    results = check.algo_checks(checked, vec_envs.make_env(checked))
     failed = [line for r in results if r.status == env_checks.FAIL for line in [r.detail, *r.notes]]
     noted = [note for r in results if r.status == env_checks.PASS for note in r.notes if not note.startswith(" ")]
     caplog.set_level(logging.WARNING, logger="rlrun")

@@ -8,9 +8,9 @@ import pytest
 import torch
 from omegaconf import open_dict
 
-from rlrun.build import envs as build
-from rlrun.checks import rules as validate
+from rlrun.checks import rules
 from rlrun.config.errors import UserError
+from rlrun.make import models, vec_envs
 from tests.rlrun.helpers import compose_config
 
 
@@ -30,18 +30,18 @@ from tests.rlrun.helpers import compose_config
     ],
 )
 def test_out_of_range_values(override: str, message: str) -> None:
-    problems = validate.range_problems(compose_config(override))
+    problems = rules.range_problems(compose_config(override))
     assert [p for p, _ in problems] == [message]
 
 
 def test_every_problem_is_reported_at_once() -> None:
     with pytest.raises(UserError) as caught:
-        validate.raise_if(validate.range_problems(compose_config("total_timesteps=0", "eval.episodes=0")))
+        rules.raise_if(rules.range_problems(compose_config("total_timesteps=0", "eval.episodes=0")))
     assert "2 problems" in str(caught.value) and str(caught.value).count("fix:") == 2
 
 
 def test_gym_blank_without_id() -> None:
-    problems = validate.range_problems(compose_config("env=gym"))
+    problems = rules.range_problems(compose_config("env=gym"))
     assert problems[0][0] == "env.id is not set" and "env.id=" in problems[0][1]
 
 
@@ -64,7 +64,7 @@ def test_gym_blank_without_id() -> None:
     ids=lambda value: value[-1] if isinstance(value, list) else "",
 )
 def test_algo_values_outside_their_documented_range(overrides: list[str], message: str) -> None:
-    problems = validate.range_problems(compose_config(*overrides))
+    problems = rules.range_problems(compose_config(*overrides))
     assert [p for p, _ in problems] == [message]
     assert problems[0][1].startswith(f"set e.g. {message.split('=')[0]}=")
 
@@ -73,31 +73,31 @@ def test_schedules_auto_and_sb3_special_values_are_in_range() -> None:
     cfg = compose_config("env=pointenv", "algo=sac", "algo.gradient_steps=-1")  # ent_coef: auto
     with open_dict(cfg):
         cfg.algo.learning_rate = {"_target_": "stable_baselines3.common.utils.ConstantSchedule", "val": 1e-3}
-    assert validate.range_problems(cfg) == []
+    assert rules.range_problems(cfg) == []
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
 @pytest.mark.parametrize("device", ["cuda", "cuda:0"])
 def test_cuda_without_a_gpu(device: str) -> None:
-    problems = validate.range_problems(compose_config(f"device={device}"))
+    problems = rules.range_problems(compose_config(f"device={device}"))
     assert problems == [(f"device={device} but torch finds no CUDA GPU here", "use device=cpu (or device=auto)")]
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
 def test_cuda_index_beyond_the_gpus() -> None:
-    assert validate.range_problems(compose_config("device=cuda:0")) == []
-    [(problem, fix)] = validate.range_problems(compose_config("device=cuda:99"))
+    assert rules.range_problems(compose_config("device=cuda:0")) == []
+    [(problem, fix)] = rules.range_problems(compose_config("device=cuda:99"))
     assert "device=cuda:99 but torch finds" in problem and fix.startswith("use device=cuda:0")
 
 
 def test_auto_device_needs_no_gpu() -> None:
-    assert validate.range_problems(compose_config("device=auto")) == []
+    assert rules.range_problems(compose_config("device=auto")) == []
 
 
 @pytest.mark.parametrize(("env", "algo"), [("gridworld", "sac"), ("pointenv", "dqn"), ("pointgoal", "her")])
 def test_algo_fits_is_the_space_rule_as_yes_or_no(env: str, algo: str) -> None:
     cfg = compose_config(f"env={env}", f"algo={algo}")
-    made, algo_cls = build.make_env(cfg), build.algo_class(cfg)
-    fits = validate.algo_fits(made, algo_cls, build.uses_her(cfg))
-    assert fits == (validate.space_problems(made, algo_cls, build.uses_her(cfg)) == [])
+    made, algo_cls = vec_envs.make_env(cfg), models.algo_class(cfg)
+    fits = rules.algo_fits(made, algo_cls, models.uses_her(cfg))
+    assert fits == (rules.space_problems(made, algo_cls, models.uses_her(cfg)) == [])
     assert fits == (algo == "her")

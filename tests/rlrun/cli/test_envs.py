@@ -13,7 +13,7 @@ import gymnasium as gym
 import pytest
 from gymnasium.envs.registration import register
 
-from rlrun.cli import envs as listing
+from rlrun.cli import envs
 
 # rlrun's algorithms (conf/algo, SB3's and sb3-contrib's) that fit each kind of env
 DISCRETE_ALGOS = ["a2c", "ars", "dqn", "ppo", "qrdqn", "recurrent_ppo", "trpo"]
@@ -38,16 +38,16 @@ def env_missing_a_dependency() -> Iterator[str]:
     del gym.registry[MISSING_DEPENDENCY_ID]
 
 
-def by_id(infos: list[listing.EnvInfo]) -> dict[str, listing.EnvInfo]:
+def by_id(infos: list[envs.EnvInfo]) -> dict[str, envs.EnvInfo]:
     return {info.id: info for info in infos}
 
 
 @pytest.fixture(scope="module")
-def rlrun_envs() -> dict[str, listing.EnvInfo]:
-    return by_id(listing.list_envs())
+def rlrun_envs() -> dict[str, envs.EnvInfo]:
+    return by_id(envs.list_envs())
 
 
-def test_lists_exactly_the_rlrun_envs(rlrun_envs: dict[str, listing.EnvInfo]) -> None:
+def test_lists_exactly_the_rlrun_envs(rlrun_envs: dict[str, envs.EnvInfo]) -> None:
     assert set(rlrun_envs) == RLRUN_IDS
 
 
@@ -74,7 +74,7 @@ def test_lists_exactly_the_rlrun_envs(rlrun_envs: dict[str, listing.EnvInfo]) ->
     ids=["gridworld", "roomtoy", "pointenv", "pointgoal"],
 )
 def test_each_rlrun_env_is_described(
-    rlrun_envs: dict[str, listing.EnvInfo],
+    rlrun_envs: dict[str, envs.EnvInfo],
     env_id: str,
     config: str,
     action: str,
@@ -92,7 +92,7 @@ def test_each_rlrun_env_is_described(
     assert info.max_episode_steps == gym.spec(env_id).max_episode_steps
 
 
-def test_spaces_and_limits_come_from_the_registration(rlrun_envs: dict[str, listing.EnvInfo]) -> None:
+def test_spaces_and_limits_come_from_the_registration(rlrun_envs: dict[str, envs.EnvInfo]) -> None:
     gridworld = rlrun_envs["rlrun/GridWorld-v0"]
     assert gridworld.observation_space.startswith("Dict(") and "'agent'" in gridworld.observation_space
     assert (gridworld.max_episode_steps, gridworld.reward_threshold) == (50, 0.9)
@@ -100,7 +100,7 @@ def test_spaces_and_limits_come_from_the_registration(rlrun_envs: dict[str, list
 
 
 def test_all_adds_gymnasium_envs_with_their_config(env_missing_a_dependency: str) -> None:
-    infos = by_id(listing.list_envs(all_envs=True))
+    infos = by_id(envs.list_envs(all_envs=True))
     assert set(infos) > RLRUN_IDS and len(infos) == len(gym.registry)
     cartpole = infos["CartPole-v1"]
     assert cartpole.config == "cartpole" and cartpole.algorithms == DISCRETE_ALGOS
@@ -122,11 +122,11 @@ def test_all_adds_gymnasium_envs_with_their_config(env_missing_a_dependency: str
     ids=["extra", "module", "other"],
 )  # fmt: skip
 def test_unavailable_reason_names_the_install(error: Exception, reason: str) -> None:
-    assert listing.unavailable_reason(error) == reason
+    assert envs.unavailable_reason(error) == reason
 
 
 def test_human_listing_fits_100_columns(capsys: pytest.CaptureFixture[str], env_missing_a_dependency: str) -> None:
-    listing.main(["--all"])
+    envs.main(["--all"])
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) <= 100
     assert "rlrun/PointGoal-v0\n  use          env=pointgoal\n" in out
@@ -135,7 +135,7 @@ def test_human_listing_fits_100_columns(capsys: pytest.CaptureFixture[str], env_
 
 
 def test_json_parses(capsys: pytest.CaptureFixture[str]) -> None:
-    listing.main(["--json"])
+    envs.main(["--json"])
     rows = json.loads(capsys.readouterr().out)
     assert {row["id"] for row in rows} == RLRUN_IDS
     assert set(rows[0]) >= {"id", "entry_point", "observation_space", "action_space", "max_episode_steps",
@@ -147,6 +147,6 @@ def test_console_script(tmp_path: Path) -> None:
     assert script is not None, "the rlrun-envs console script is not installed"
     result = subprocess.run([script, "--all", "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    rows = by_id([listing.EnvInfo(**row) for row in json.loads(result.stdout)])
+    rows = by_id([envs.EnvInfo(**row) for row in json.loads(result.stdout)])
     assert rows["CartPole-v1"].config == "cartpole" and set(rows) >= RLRUN_IDS
     assert list(tmp_path.iterdir()) == []

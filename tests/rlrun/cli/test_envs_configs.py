@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from rlrun.build import families
-from rlrun.cli import envs as listing
+from rlrun.cli import envs
+from rlrun.make import families
 
 HIDE = """\
 import os, sys
@@ -41,7 +41,7 @@ def configs_of(args: list[str], tmp_path: Path, hidden: str = "") -> subprocess.
 
 
 def test_configs_name_their_extra_and_id() -> None:
-    infos = {info.config: info for info in listing.list_configs()}
+    infos = {info.config: info for info in envs.list_configs()}
     assert (infos["halfcheetah"].id, infos["halfcheetah"].extra) == ("HalfCheetah-v5", "mujoco")
     assert (infos["pong"].id, infos["pong"].extra) == ("ale_py:PongNoFrameskip-v4", "atari")
     assert (infos["atari"].id, infos["minigrid"].id, infos["gym"].id) == (None, None, None)
@@ -57,11 +57,11 @@ def test_a_missing_extra_is_shown_with_its_install_command(tmp_path: Path) -> No
     assert rows["fetchreach"][1:] == ["robotics", "missing"]  # Fetch needs mujoco too
     assert rows["pong"][1:] == ["atari", "installed"] and rows["acrobot"] == ["Acrobot-v1", "-"]
     assert 'pip install "rlrun[<extra>]"' in result.stdout and 'pip install "rlrun[envs]"' in result.stdout
-    assert max(len(line) for line in result.stdout.splitlines()) <= listing.WIDTH
+    assert max(len(line) for line in result.stdout.splitlines()) <= envs.WIDTH
 
 
 def test_configs_as_json(capsys: pytest.CaptureFixture[str]) -> None:
-    listing.main(["--configs", "--json"])
+    envs.main(["--configs", "--json"])
     rows = {row["config"]: row for row in json.loads(capsys.readouterr().out)}
     assert rows["fetchreach"] == {
         "config": "fetchreach", "id": "gymnasium_robotics:FetchReach-v4", "extra": "robotics", "installed": True,
@@ -69,14 +69,14 @@ def test_configs_as_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_default_listing_starts_with_the_configs(capsys: pytest.CaptureFixture[str]) -> None:
-    listing.main([])
+    envs.main([])
     out = capsys.readouterr().out
     assert out.startswith("env=<config>") and "\n  minigrid_doorkey_5x5 " in out
     assert "\nrlrun/GridWorld-v0\n" in out
 
 
 def test_all_lists_the_families_ids_without_making_them() -> None:
-    infos = {info.id: info for info in listing.list_envs(all_envs=True)}
+    infos = {info.id: info for info in envs.list_envs(all_envs=True)}
     for env_id, family in [
         ("ALE/SpaceInvaders-v5", "atari"),
         ("MiniGrid-DoorKey-8x8-v0", "minigrid"),

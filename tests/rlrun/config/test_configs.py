@@ -1,4 +1,4 @@
-"""Every option of every config group composes and instantiates (what build.py makes of them: test_build.py)."""
+"""Every option of every config group composes and instantiates (what vec_envs.py makes of them: test_build.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import pytest
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
-from rlrun.build import envs as build
+from rlrun.make import models, vec_envs
 from tests.rlrun.helpers import compose_config
 
-CONF = Path(build.__file__).resolve().parent / "conf"
+CONF = Path(vec_envs.__file__).resolve().parent / "conf"
 if not CONF.is_dir():  # editable install: conf/ sits at the top of the repository
     CONF = Path(__file__).resolve().parents[3] / "conf"
 
@@ -45,7 +45,7 @@ def test_every_group_has_its_options() -> None:
 @pytest.mark.parametrize("env", [e for e in options("env") if e not in ANY_ID])
 def test_env_option_builds(env: str) -> None:
     cfg = compose_config(f"env={env}")
-    made = build.make_env(cfg)
+    made = vec_envs.make_env(cfg)
     made.reset(seed=0)
     assert made.spec is not None and made.spec.id.endswith(cfg.env.id.split(":")[-1])
     made.close()
@@ -53,20 +53,20 @@ def test_env_option_builds(env: str) -> None:
 
 def test_gym_blank_takes_any_id() -> None:
     cfg = compose_config("env=gym", "env.id=Acrobot-v1", "algo=ppo")
-    assert build.make_env(cfg).unwrapped.spec.id == "Acrobot-v1"
+    assert vec_envs.make_env(cfg).unwrapped.spec.id == "Acrobot-v1"
 
 
 @pytest.mark.parametrize("algo", options("algo"))
 def test_algo_option_resolves_to_an_sb3_class(algo: str) -> None:
     cfg = compose_config("env=pointgoal", f"algo={algo}")
-    assert build.algo_class(cfg).__module__.startswith(("stable_baselines3", "sb3_contrib"))
+    assert models.algo_class(cfg).__module__.startswith(("stable_baselines3", "sb3_contrib"))
     assert cfg.algo.policy is None  # chosen from the observation space unless set
 
 
 @pytest.mark.parametrize("wrapper", sorted(WRAPPER_ENVS))
 def test_wrapper_option_applies(wrapper: str) -> None:
     cfg = compose_config(f"env={WRAPPER_ENVS[wrapper]}", f"wrappers=[{wrapper}]")
-    env = build.make_env(cfg)
+    env = vec_envs.make_env(cfg)
     env.reset(seed=0)
     env.step(env.action_space.sample())
     assert env.observation_space.contains(env.reset(seed=1)[0])

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from rlrun.run.train import train
+from rlrun.run.training import train
 from tests.rlrun.helpers import compose_config, shrink
 
 HYDRA = 1  # Hydra's status for composition errors, kept as it is

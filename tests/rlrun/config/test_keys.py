@@ -11,7 +11,7 @@ from omegaconf import DictConfig, open_dict
 from stable_baselines3 import PPO
 
 from rlrun.config.keys import config_hash, is_training_key, override_key, override_value, training_overrides
-from rlrun.run.train import train
+from rlrun.run.training import train
 
 
 def changed(cfg: DictConfig, **values: object) -> DictConfig:

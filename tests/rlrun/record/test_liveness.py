@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rlrun.record.files import now
+from rlrun.record.formats import now
 from rlrun.record.liveness import age_s, process_alive, still_running
 
 HERE = platform.node()

@@ -10,8 +10,8 @@ from omegaconf import DictConfig
 from sb3_contrib import RecurrentPPO
 from stable_baselines3.common.vec_env import VecEnv
 
-from rlrun.build import envs as build
-from rlrun.build.envs import eval_seed
+from rlrun.make import models, vec_envs
+from rlrun.make.vec_envs import eval_seed
 from rlrun.run.evaluation import evaluate
 
 EPISODES, COPIES = 5, 3
@@ -19,8 +19,8 @@ EPISODES, COPIES = 5, 3
 
 def recurrent(tiny_config: Callable[..., DictConfig]) -> tuple[DictConfig, RecurrentPPO]:
     cfg = tiny_config("env=pendulum", "algo=recurrent_ppo", "~tuned", "env.max_episode_steps=20")
-    model = build.make_model(cfg, build.make_train_env(cfg))
-    assert isinstance(model, RecurrentPPO) and build.policy_for(cfg, model.observation_space) == "MlpLstmPolicy"
+    model = models.make_model(cfg, vec_envs.make_train_env(cfg))
+    assert isinstance(model, RecurrentPPO) and models.policy_for(cfg, model.observation_space) == "MlpLstmPolicy"
     model.learn(32)  # parameters and LSTM away from their initial values
     return cfg, model
 
@@ -43,8 +43,8 @@ def test_batched_evaluation_of_recurrent_ppo_gives_each_copys_own_episodes(
     tiny_config: Callable[..., DictConfig],
 ) -> None:
     cfg, model = recurrent(tiny_config)
-    batched = evaluate(model, build.make_eval_env(cfg, n_envs=COPIES), EPISODES)
-    again = evaluate(model, build.make_eval_env(cfg, n_envs=COPIES), EPISODES)
+    batched = evaluate(model, vec_envs.make_eval_env(cfg, n_envs=COPIES), EPISODES)
+    again = evaluate(model, vec_envs.make_eval_env(cfg, n_envs=COPIES), EPISODES)
     assert batched.returns == again.returns and batched.lengths == again.lengths  # deterministic
 
     def copies(carry: bool) -> list[float]:
@@ -52,7 +52,7 @@ def test_batched_evaluation_of_recurrent_ppo_gives_each_copys_own_episodes(
             ret
             for i in range(COPIES)
             for ret in alone(
-                model, build.make_eval_env(cfg, seed=eval_seed(cfg.seed) + i), (EPISODES + i) // COPIES, carry
+                model, vec_envs.make_eval_env(cfg, seed=eval_seed(cfg.seed) + i), (EPISODES + i) // COPIES, carry
             )
         ]
 

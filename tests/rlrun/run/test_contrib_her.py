@@ -10,10 +10,10 @@ import pytest
 from omegaconf import DictConfig
 from sb3_contrib import TQC
 
-from rlrun.build import envs as build
 from rlrun.checks import preflight
 from rlrun.config.errors import UserError
-from rlrun.run.train import train
+from rlrun.make import models, vec_envs
+from rlrun.run.training import train
 from tests.rlrun.helpers import compose_config, read_run_json, shrink
 
 STEPS = 64
@@ -31,7 +31,7 @@ def her_tqc(env: str, *overrides: str) -> DictConfig:
 
 def test_her_tqc_is_tqc_with_hers_buffer_and_the_her_checks_take_it() -> None:
     cfg = her_tqc("pointgoal")
-    assert build.algo_class(cfg) is TQC and build.uses_her(cfg)
+    assert models.algo_class(cfg) is TQC and models.uses_her(cfg)
     assert preflight.preflight(cfg) == "MultiInputPolicy"
     with pytest.raises(UserError, match="HER needs a goal env") as refused:
         preflight.preflight(her_tqc("pointenv"))
@@ -52,5 +52,5 @@ def test_her_tqc_trains_on_a_goal_env(tmp_path: Path, env: str) -> None:
     record = read_run_json(tmp_path)
     assert record["status"] == "completed" and record["timesteps"] >= STEPS
     assert final["success_rate"] is not None  # both report is_success
-    model = TQC.load(tmp_path / "model.zip", env=build.make_vec(her_tqc(env), 1, seed=0), device="cpu")
+    model = TQC.load(tmp_path / "model.zip", env=vec_envs.make_vec(her_tqc(env), 1, seed=0), device="cpu")
     assert model.replay_buffer is not None and type(model.replay_buffer).__name__ == "HerReplayBuffer"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from rlrun.run.train import train
+from rlrun.run.training import train
 from tests.rlrun.helpers import compose_config
 from tests.rlrun.run.test_interrupts import TINY, assert_bit_identical, record, resume_in_fresh_process, snapshot_steps
 from tests.rlrun.run.test_interrupts import stop as stop_run

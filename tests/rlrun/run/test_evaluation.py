@@ -15,19 +15,19 @@ from stable_baselines3 import PPO
 from stable_baselines3.common.evaluation import evaluate_policy
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-from rlrun.build import envs as build
-from rlrun.build.envs import eval_seed
 from rlrun.config.keys import config_hash
+from rlrun.make import models, vec_envs
+from rlrun.make.vec_envs import eval_seed
 from rlrun.run.evaluation import evaluate
-from rlrun.run.train import train
+from rlrun.run.training import train
 from tests.rlrun.helpers import compose_config
 
 
 def _model(cfg: DictConfig, n_envs: int) -> tuple[PPO, object]:
     """An untrained (seeded) model and a fresh eval env of ``n_envs`` copies."""
-    model = build.make_model(cfg, build.make_train_env(cfg))  # SB3 seeds the env it is built on: not the eval env
+    model = models.make_model(cfg, vec_envs.make_train_env(cfg))  # SB3 seeds the env it is built on: not the eval env
     assert isinstance(model, PPO)
-    return model, build.make_eval_env(cfg, n_envs=n_envs)
+    return model, vec_envs.make_eval_env(cfg, n_envs=n_envs)
 
 
 @pytest.mark.parametrize(("episodes", "n_envs"), [(7, 3), (10, 10), (2, 4), (5, 1)])
@@ -73,7 +73,7 @@ def test_one_copy_matches_sb3_evaluate_policy(tiny_config: Callable[..., DictCon
     model, env = _model(cfg, 1)
     ours = evaluate(model, env, 5)
     returns, lengths = evaluate_policy(
-        model, build.make_eval_env(cfg, n_envs=1), n_eval_episodes=5, return_episode_rewards=True
+        model, vec_envs.make_eval_env(cfg, n_envs=1), n_eval_episodes=5, return_episode_rewards=True
     )
     assert ours.returns == returns and ours.lengths == lengths
 
@@ -84,7 +84,7 @@ def test_training_evaluates_on_eval_n_envs_copies(tiny_config: Callable[..., Dic
     cfg.eval.final_episodes = 6
     final = train(cfg, tmp_path)
     model = PPO.load(tmp_path / "model.zip")
-    fresh = evaluate(model, build.make_eval_env(cfg, n_envs=3), 6)
+    fresh = evaluate(model, vec_envs.make_eval_env(cfg, n_envs=3), 6)
     assert final["returns"] == fresh.returns
     assert json.loads((tmp_path / "run.json").read_text())["final"]["episodes"] == 6
 
@@ -114,7 +114,7 @@ def test_eval_n_envs_is_a_run_key_whose_copy_i_is_seeded_eval_seed_plus_i() -> N
     cfg = compose_config("env=cartpole", "algo=ppo", "seed=3")
     assert cfg.eval.n_envs == 10
     assert config_hash(cfg) == config_hash(compose_config("env=cartpole", "algo=ppo", "seed=3", "eval.n_envs=2"))
-    env = build.make_eval_env(cfg, n_envs=cfg.eval.n_envs)
+    env = vec_envs.make_eval_env(cfg, n_envs=cfg.eval.n_envs)
     assert isinstance(env, DummyVecEnv) and env.num_envs == 10
     starts = env.reset()
     for i in range(10):

@@ -10,10 +10,10 @@ import gymnasium as gym
 import numpy as np
 from omegaconf import open_dict
 
-from rlrun.build.envs import make_eval_env
-from rlrun.record.files import parse_eval_csv
+from rlrun.make.vec_envs import make_eval_env
+from rlrun.record.formats import parse_eval_csv
 from rlrun.run.evaluation import evaluate
-from rlrun.run.train import train
+from rlrun.run.training import train
 from rlrun.table.write import write_tables
 from tests.rlrun.helpers import compose_config, shrink
 from tests.rlrun.table.helpers import read_rows

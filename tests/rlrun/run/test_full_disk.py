@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 from stable_baselines3 import SAC
 
-from rlrun.record.files import WriteFailed, write_text
+from rlrun.record.formats import WriteFailed, write_text
 from rlrun.record.run_record import RunRecord
 from rlrun.run import snapshots
-from rlrun.run.train import train
+from rlrun.run.training import train
 from tests.rlrun.helpers import compose_config, shrink
 
 # SAC on Pendulum with a replay buffer of about 800 KB in each snapshot, one snapshot kept: training itself is

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from rlrun.record import run_record as record_module
+from rlrun.record import run_record
 from rlrun.run import heartbeat
 from rlrun.run.evaluation import PeriodicEvaluation
-from rlrun.run.train import train
+from rlrun.run.training import train
 from tests.rlrun.helpers import read_run_json as read
 from tests.rlrun.kill_during_snapshot import config
 
@@ -48,12 +48,12 @@ def test_a_long_stretch_without_evaluations_still_refreshes_run_json(
     cfg = config(*PPO_RUN, steps=128)
     cfg.eval.every = cfg.snapshot.every = 10_000
     seen: list[int] = []
-    original = record_module.RunRecord.save
+    original = run_record.RunRecord.save
 
-    def save(self: record_module.RunRecord) -> None:
+    def save(self: run_record.RunRecord) -> None:
         seen.append(self.data["timesteps"])
         original(self)
 
-    monkeypatch.setattr(record_module.RunRecord, "save", save)
+    monkeypatch.setattr(run_record.RunRecord, "save", save)
     train(cfg, tmp_path)
     assert seen[1:6] == [8, 16, 24, 32, 40]  # after the record is created: every vec step of 8 copies

@@ -20,7 +20,7 @@ from hydra.utils import get_class
 from stable_baselines3 import DQN
 
 from rlrun.run import snapshots
-from rlrun.run.train import train
+from rlrun.run.training import train
 from tests.rlrun.helpers import compose_config
 
 REPO = Path(__file__).resolve().parents[3]

@@ -11,7 +11,7 @@ from stable_baselines3.common.vec_env import VecNormalize
 
 import rlrun
 from rlrun.run.loading import eval_copies
-from rlrun.run.train import train
+from rlrun.run.training import train
 from tests.rlrun.helpers import compose_config, shrink
 
 

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rlrun.record import trust
+from rlrun.record import signatures
 
 OLD = Path(__file__).resolve().parents[2] / "fixtures" / "aaa907b"
 
@@ -24,8 +24,8 @@ OLD = Path(__file__).resolve().parents[2] / "fixtures" / "aaa907b"
 def copy_of(fixture: str, tmp_path: Path) -> Path:
     target = tmp_path / "outputs" / fixture
     shutil.copytree(OLD / fixture, target)
-    for run_dir in trust.run_folders(target):  # written before rlrun signed run folders: trusted, as a user would
-        trust.trust_folder(run_dir)
+    for run_dir in signatures.run_folders(target):  # written before rlrun signed run folders: trusted, as a user would
+        signatures.trust_folder(run_dir)
     return target
 
 

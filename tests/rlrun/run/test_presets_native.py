@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from rlrun.envs.batched import ENV_CLASSES
 
-from rlrun.run.train import train
+from rlrun.run.training import train
 from tests.rlrun.helpers import compose_config
 from tests.rlrun.run.test_presets import PRESETS, SEEDS, TARGETS, split
 

@@ -17,16 +17,15 @@ import numpy as np
 import pytest
 import yaml
 from stable_baselines3.common.vec_env import VecNormalize
+from tests.rlrun.run.test_resume import Crash, crash_at
 
-from rlrun.cli import trust as trust_cli
 from rlrun.config.errors import UserError
-from rlrun.record import trust
+from rlrun.record import signatures
 from rlrun.run import snapshots
 from rlrun.run.loading import load_run
-from rlrun.run.resume import load_target
-from rlrun.run.train import resume, train
+from rlrun.run.resume_state import load_target
+from rlrun.run.training import resume, train
 from tests.rlrun.kill_during_snapshot import STEPS, config
-from tests.rlrun.run.test_resume import Crash, crash_at
 
 OLD = Path(__file__).resolve().parents[2] / "fixtures" / "aaa907b"
 
@@ -70,7 +69,7 @@ def test_a_crafted_pickle_under_a_recomputed_manifest_is_refused_and_never_runs(
     newest = interrupted(run_dir)
     (newest / snapshots.STATE).write_bytes(pickle.dumps(CreatesFile(marker)))
     data = snapshots.manifest(newest)  # recomputed as anyone can, without the key
-    data["files"][snapshots.STATE] = trust.sha256(newest / snapshots.STATE)
+    data["files"][snapshots.STATE] = signatures.sha256(newest / snapshots.STATE)
     if signature == "dropped":
         data.pop("signature")
     (newest / snapshots.MANIFEST).write_text(json.dumps(data))
@@ -117,13 +116,13 @@ def test_a_folder_signed_under_another_key_is_refused_until_rlrun_trust(
     run_dir = tmp_path / "run"
     newest = interrupted(run_dir)
     assert load_target(run_dir)[1] == newest  # this user's own folder
-    monkeypatch.setenv(trust.KEY_ENV, str(tmp_path / "someone-else.key"))
+    monkeypatch.setenv(signatures.KEY_ENV, str(tmp_path / "someone-else.key"))
     with pytest.raises(UserError, match="not signed with your trust key"):
         load_target(run_dir)
     with pytest.raises(UserError, match="not trusted"):
         load_run(run_dir, "latest")
     with pytest.raises(SystemExit) as ended:
-        trust_cli.main([str(run_dir)])
+        trust.main([str(run_dir)])
     assert ended.value.code == 0 and f"trusted {run_dir} (2 snapshots)" in capsys.readouterr().out
     resume(run_dir, progress_bar="false")
     assert status(run_dir) == "completed"
@@ -135,7 +134,7 @@ def test_a_run_folder_written_before_signatures_is_untrusted_until_trusted_once(
     with pytest.raises(UserError, match="no signed run-manifest.json") as refused:
         load_target(run_dir)
     assert "written by rlrun before it signed run folders" in str(refused.value)
-    trust.trust_folder(run_dir)
+    signatures.trust_folder(run_dir)
     assert load_target(run_dir)[1] == run_dir / "snapshots" / "step-0000000512"
 
 
@@ -214,6 +213,6 @@ def test_a_sweep_refuses_to_resume_a_job_it_cannot_trust(tmp_path: Path, monkeyp
     job = Job(["seed=0"], "gridworld-ppo/seed-0", run_dir, record["config_hash"])
     decide(job, stale_after_s=600)
     assert job.action == RESUME  # this user's own stopped job
-    monkeypatch.setenv(trust.KEY_ENV, str(tmp_path / "someone-else.key"))
+    monkeypatch.setenv(signatures.KEY_ENV, str(tmp_path / "someone-else.key"))
     decide(job, stale_after_s=600)
     assert job.action == REFUSE and "is not trusted" in str(job.reason) and "rlrun-trust" in str(job.reason)

@@ -18,10 +18,10 @@ from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from rlrun.build import envs as build
 from rlrun.config.errors import UserError
+from rlrun.make import models, vec_envs
 from rlrun.run import interrupts, snapshots
-from rlrun.run.train import resume, train
+from rlrun.run.training import resume, train
 from tests.rlrun.kill_during_snapshot import STEPS, config
 
 REPO = Path(__file__).resolve().parents[3]
@@ -49,7 +49,7 @@ def eval_rows(run_dir: Path) -> list[list[str]]:
 
 
 def parameters(cfg: DictConfig, run_dir: Path) -> dict[str, torch.Tensor]:
-    env = build.make_vec(cfg, 1, seed=0) if build.uses_her(cfg) else None
+    env = vec_envs.make_vec(cfg, 1, seed=0) if models.uses_her(cfg) else None
     return get_class(cfg.algo._target_).load(run_dir / "model.zip", env=env, device="cpu").policy.state_dict()
 
 
@@ -231,7 +231,7 @@ def sha256_passes(monkeypatch: pytest.MonkeyPatch) -> Counter[Path]:
 def test_resume_verifies_its_snapshot_once_after_the_check_before_hydra(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rlrun.run.resume import load_target
+    from rlrun.run.resume_state import load_target
 
     newest = interrupted(tmp_path)
     passes = sha256_passes(monkeypatch)
@@ -256,7 +256,7 @@ def test_resume_through_the_command_line_verifies_its_snapshot_once(
 
 
 def test_resume_leaves_the_config_it_loaded_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from rlrun.run import train as training
+    from rlrun.run import training
 
     interrupted(tmp_path)
     loaded: list[tuple[DictConfig, str]] = []
@@ -284,7 +284,7 @@ def test_resume_leaves_the_config_it_loaded_unchanged(tmp_path: Path, monkeypatc
     ids=["a-list", "minimal", "unknown-status", "not-text"],
 )
 def test_a_damaged_run_json_is_refused_naming_the_field(tmp_path: Path, text: bytes, message: str) -> None:
-    from rlrun.run.resume import load_target
+    from rlrun.run.resume_state import load_target
 
     (tmp_path / "run.json").write_bytes(text)
     with pytest.raises(UserError, match=re.escape(message)) as refused:
@@ -305,7 +305,7 @@ def assert_resume_refused_untouched(run_dir: Path, cwd: Path, message: str) -> N
 
 
 def test_a_run_json_or_config_yaml_of_the_wrong_shape_is_refused_before_training(tmp_path: Path) -> None:
-    from rlrun.run.resume import load_target
+    from rlrun.run.resume_state import load_target
 
     run_dir = tmp_path / "run"
     interrupted(run_dir)
@@ -335,8 +335,8 @@ def test_a_run_json_or_config_yaml_of_the_wrong_shape_is_refused_before_training
 
 
 def test_rewind_drops_a_row_cut_short_by_a_kill(tmp_path: Path) -> None:
-    from rlrun.record.files import EVAL_CSV_HEADER
-    from rlrun.run.resume import rewind_eval_csv
+    from rlrun.record.formats import EVAL_CSV_HEADER
+    from rlrun.run.resume_state import rewind_eval_csv
 
     path = tmp_path / "eval.csv"
     path.write_text(EVAL_CSV_HEADER + "64,1.5,0.0,,1.0\n128,2.5,0.0,1.0,2.0\n19")  # killed writing the row at 192

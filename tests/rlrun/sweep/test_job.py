@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from omegaconf import DictConfig
+from tests.rlrun.run.test_resume import Crash, crash_at
 
-from rlrun.run.train import train
+from rlrun.run.training import train
 from rlrun.sweep.job import ACTION_VARIABLE, run_job
 from rlrun.sweep.plan import RESUME, TRAIN
-from tests.rlrun.run.test_resume import Crash, crash_at
 
 META = {"env": "gridworld", "algo": "ppo"}
 

@@ -23,7 +23,7 @@ import pytest
 from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
-from rlrun.run.train import train
+from rlrun.run.training import train
 from tests.rlrun.helpers import assert_same_results, compose_config
 
 # GridWorld PPO (its preset, a smaller budget and net): 32 rollouts of 128 steps, a snapshot every 2

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rlrun.config.errors import UserError
-from rlrun.sweep import plan as sweep_plan
+from rlrun.sweep import plan
 from rlrun.sweep.plan import Job
 
 HASH = "a" * 64
@@ -34,22 +34,22 @@ def now() -> str:
 @pytest.mark.parametrize(
     ("record", "action"),
     [
-        (None, sweep_plan.TRAIN),
-        ({"status": "completed"}, sweep_plan.SKIP),
-        ({"status": "failed"}, sweep_plan.RERUN),
-        ({"status": "interrupted"}, sweep_plan.RERUN),  # no snapshot to continue from
-        ({"status": "completed", "config_hash": "b" * 64}, sweep_plan.REFUSE),
-        ({"status": "running", "host": platform.node(), "pid": 2**22 + 12345}, sweep_plan.RERUN),  # pid gone
-        ({"status": "running", "host": platform.node(), "pid": None}, sweep_plan.RERUN),
-        ({"status": "running", "host": "node-7", "pid": 1, "updated": LONG_AGO}, sweep_plan.RERUN),
+        (None, plan.TRAIN),
+        ({"status": "completed"}, plan.SKIP),
+        ({"status": "failed"}, plan.RERUN),
+        ({"status": "interrupted"}, plan.RERUN),  # no snapshot to continue from
+        ({"status": "completed", "config_hash": "b" * 64}, plan.REFUSE),
+        ({"status": "running", "host": platform.node(), "pid": 2**22 + 12345}, plan.RERUN),  # pid gone
+        ({"status": "running", "host": platform.node(), "pid": None}, plan.RERUN),
+        ({"status": "running", "host": "node-7", "pid": 1, "updated": LONG_AGO}, plan.RERUN),
     ],
     ids=["new", "completed", "failed", "interrupted-no-snapshot", "other-config", "dead-pid", "no-pid", "stale-node"],
 )
 def test_decide(tmp_path: Path, record: dict | None, action: str) -> None:
     job = job_with(tmp_path, record)
-    sweep_plan.decide(job, stale_after_s=600)
+    plan.decide(job, stale_after_s=600)
     assert job.action == action
-    if action == sweep_plan.REFUSE:
+    if action == plan.REFUSE:
         assert "another config" in str(job.reason) and str(job.path) in str(job.reason)
 
 
@@ -57,17 +57,17 @@ def test_a_live_run_is_refused_on_this_host_and_on_another(tmp_path: Path) -> No
     here = job_with(tmp_path / "here", {"status": "running", "host": platform.node(), "pid": os.getpid()})
     there = job_with(tmp_path / "there", {"status": "running", "host": "node-7", "pid": 1, "updated": now()})
     for job in (here, there):
-        sweep_plan.decide(job, stale_after_s=600)
-        assert job.action == sweep_plan.REFUSE and "still running" in str(job.reason)
+        plan.decide(job, stale_after_s=600)
+        assert job.action == plan.REFUSE and "still running" in str(job.reason)
 
 
 def test_a_rerun_keeps_every_attempt(tmp_path: Path) -> None:
     job = job_with(tmp_path, {"status": "failed", "error": "RuntimeError: first"})
     (job.path / ".hydra").mkdir()
-    assert sweep_plan.keep_attempt(job) == job.path / "attempts" / "1"
+    assert plan.keep_attempt(job) == job.path / "attempts" / "1"
     assert sorted(p.name for p in job.path.iterdir()) == ["attempts"]
     (job.path / "run.json").write_text(json.dumps({"status": "failed", "error": "RuntimeError: second"}))
-    sweep_plan.keep_attempt(job)
+    plan.keep_attempt(job)
     first, second = (json.loads((job.path / "attempts" / k / "run.json").read_text())["error"] for k in "12")
     assert (first, second) == ("RuntimeError: first", "RuntimeError: second")
     assert (job.path / "attempts" / "1" / "rlrun.log").read_text() == "the first attempt\n"
@@ -78,18 +78,18 @@ def test_two_jobs_in_one_folder_are_refused(tmp_path: Path) -> None:
     a = Job(["seed=0", "progress_bar=true"], "gridworld-ppo/seed-0", tmp_path, HASH)
     b = Job(["seed=0", "progress_bar=false"], "gridworld-ppo/seed-0", tmp_path, HASH)
     with pytest.raises(UserError, match="two jobs of this sweep map to one folder"):
-        sweep_plan.refuse_collisions([a, b])
-    sweep_plan.refuse_collisions([a])
+        plan.refuse_collisions([a, b])
+    plan.refuse_collisions([a])
 
 
 def test_only_a_folder_this_sweep_made_for_a_job_it_never_started_is_removed(tmp_path: Path) -> None:
     made = job_with(tmp_path / "made", None)
     (made.path / ".hydra").mkdir(parents=True)
     (made.path / "rlrun.log").write_text("")
-    sweep_plan.remove_unstarted(made)
+    plan.remove_unstarted(made)
     assert not made.path.exists()
     users = job_with(tmp_path / "users", None)
     (users.path / ".hydra").mkdir(parents=True)
     users.existed = True  # was there before the sweep
-    sweep_plan.remove_unstarted(users)
+    plan.remove_unstarted(users)
     assert users.path.is_dir()

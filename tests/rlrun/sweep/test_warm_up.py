@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from rlrun.process import bootstrap
+from rlrun.startup import bootstrap
 from rlrun.sweep import warm_up
 
 # In a process of its own: the start method is set for the whole process, as in a sweep's.
@@ -43,7 +43,7 @@ def _modules_in_workers(mode: str, tmp_path, fast_start: str | None = None) -> s
 
 
 def test_workers_start_with_the_job_modules_imported(tmp_path) -> None:
-    assert "rlrun.run.train" in warm_up.JOB_MODULES
+    assert "rlrun.run.training" in warm_up.JOB_MODULES
     everything = sorted(warm_up.JOB_MODULES)
     # Imported without a full collection, frozen by the server's last preload, collecting garbage again.
     assert _modules_in_workers("warm", tmp_path) == str([(everything, True, True, 0)] * 2)

@@ -234,7 +234,7 @@ def test_the_shipped_references_cover_the_benchmark_pairs() -> None:
 def test_real_sweeps_on_two_envs_aggregate(
     tiny_config: Callable[..., DictConfig], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from rlrun.run.train import train
+    from rlrun.run.training import train
 
     for env in ("cartpole", "pendulum"):
         for seed in range(2):

@@ -13,7 +13,7 @@ from scipy import stats
 
 from rlrun.cli.table import main
 from rlrun.config.errors import UserError
-from rlrun.table.files import COLUMNS
+from rlrun.table.outputs import COLUMNS
 from rlrun.table.write import group_names, write_tables
 from tests.rlrun.table.helpers import make_run, read_json, read_rows
 

@@ -34,7 +34,7 @@ def test_two_calls_give_the_same_bytes(tmp_path: Path) -> None:
 
 
 def test_real_two_seed_sweep_matches_its_run_files(tiny_config: Callable[..., DictConfig], tmp_path: Path) -> None:
-    from rlrun.run.train import train
+    from rlrun.run.training import train
 
     sweep = tmp_path / "sweep"
     for seed in range(2):

@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.rlrun.run.test_resume import Crash, crash_at
 
 from rlrun.config.keys import config_hash
 from rlrun.config.resolvers import sweep_subdir
-from rlrun.run.train import resume, train
+from rlrun.run.training import resume, train
 from tests.rlrun.helpers import TINY_RUN, compose_config
-from tests.rlrun.run.test_resume import Crash, crash_at
 
 REPO = Path(__file__).resolve().parents[3]
 SMALL_ROLLOUTS = ["env.n_envs=2", "algo.batch_size=64", "eval.every=64", "snapshot.every=128"]
@@ -22,7 +22,7 @@ SMALL_ROLLOUTS = ["env.n_envs=2", "algo.batch_size=64", "eval.every=64", "snapsh
 # Trains a tiny run with the default logger in this process, then names what it imported of MLflow and W&B
 DEFAULT_RUN = """
 import sys
-from rlrun.run.train import train
+from rlrun.run.training import train
 from tests.rlrun.helpers import TINY_RUN, compose_config
 cfg = compose_config(*TINY_RUN)
 assert list(cfg.logger) == ["tensorboard"], cfg.logger

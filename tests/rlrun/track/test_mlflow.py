@@ -15,11 +15,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from rlrun.record.files import parse_eval_csv
-from rlrun.run.train import resume, train
-from tests.rlrun.helpers import TINY_RUN, compose_config
 from tests.rlrun.run.test_resume import Crash, crash_at
+
+from rlrun.record.formats import parse_eval_csv
+from rlrun.run.training import resume, train
+from tests.rlrun.helpers import TINY_RUN, compose_config
 
 mlflow = pytest.importorskip("mlflow")
 

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from rlrun.build.trackers import make_trackers
 from rlrun.config.errors import UserError
 from rlrun.track.base import RunInfo
+from rlrun.track.loggers import make_trackers
 from rlrun.track.wandb import WandbTracker, resolved_mode, run_folders, upload
 from tests.rlrun.helpers import compose_config
 

@@ -12,7 +12,7 @@ from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
 from rlrun.checks import preflight
-from rlrun.tune import space as tune_space
+from rlrun.tune import space
 from tests.rlrun.helpers import compose_config
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -34,12 +34,12 @@ def test_each_contrib_search_space_passes_its_checks_and_a_trial_passes_a_runs_c
     assert (ROOT / "conf" / "search_space" / f"{algo}.yaml").read_text().startswith("# Search space for ")
     with initialize_config_module("rlrun.conf", version_base="1.3"):
         base = compose("tune", overrides=[f"env={env}", f"algo={algo}", *SMALLER.get(algo, [])])
-    params = tune_space.parse_space(OmegaConf.to_container(base.search_space), f"search_space={algo}")
-    tune_space.check_against(params, base)
+    params = space.parse_space(OmegaConf.to_container(base.search_space), f"search_space={algo}")
+    space.check_against(params, base)
     assert len(params) >= 3 and all(param.key.startswith("algo.") for param in params)
 
     trial = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0)).ask()
-    overrides = [tune_space.override(base, param.key, param.suggest(trial)) for param in params]  # as rlrun-tune
+    overrides = [space.override(base, param.key, param.suggest(trial)) for param in params]  # as rlrun-tune
     cfg = compose_config(f"env={env}", f"algo={algo}", *SMALLER.get(algo, []), *overrides)
     for param in params:
         assert OmegaConf.select(cfg, param.key) is not None, param.key

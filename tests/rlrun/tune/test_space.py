@@ -10,7 +10,7 @@ from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
 from rlrun.config.errors import UserError
-from rlrun.tune import space as tune_space
+from rlrun.tune import space
 from tests.rlrun.helpers import compose_config
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -32,8 +32,8 @@ def test_every_shipped_search_space_passes_its_own_checks(algo: str, env: str) -
     assert text.startswith(f"# Search space for {algo.upper()}")
     with initialize_config_module("rlrun.conf", version_base="1.3"):
         cfg = compose("tune", overrides=[f"env={env}", f"algo={algo}"])
-    params = tune_space.parse_space(OmegaConf.to_container(cfg.search_space), f"search_space={algo}")
-    tune_space.check_against(params, cfg)
+    params = space.parse_space(OmegaConf.to_container(cfg.search_space), f"search_space={algo}")
+    space.check_against(params, cfg)
     assert all(param.key.startswith("algo.") for param in params)
 
 
@@ -53,7 +53,7 @@ BAD_ENTRIES = {
 @pytest.mark.parametrize("space, message", BAD_ENTRIES.values(), ids=BAD_ENTRIES.keys())
 def test_each_bad_search_space_entry_is_named_with_its_fix(space: dict[str, Any], message: str) -> None:
     with pytest.raises(UserError) as caught:
-        params = tune_space.parse_space(space, "search_space=test")
-        tune_space.check_against(params, compose_config("env=gridworld", "algo=ppo"))
+        params = space.parse_space(space, "search_space=test")
+        space.check_against(params, compose_config("env=gridworld", "algo=ppo"))
     assert message in str(caught.value) and "fix:" in str(caught.value)
     assert next(iter(space)) in str(caught.value)

@@ -14,9 +14,9 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from rlrun.record.files import EVAL_CSV_HEADER
+from rlrun.record.formats import EVAL_CSV_HEADER
 from rlrun.tune.report import _completed
-from rlrun.tune.runs import SeedRun
+from rlrun.tune.seed_runs import SeedRun
 from rlrun.tune.trial import TrialRun
 
 RECORD = {

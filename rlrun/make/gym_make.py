@@ -1,0 +1,118 @@
+"""What :func:`rlrun.make.vec_envs._gym_make` needs beyond ``gym.make``: the ids of installed families found without
+their module prefix, and a failure while an env is made explained where it started.
+
+MiniGrid, Gymnasium-Robotics and ALE register their ids when imported. Importing all of them costs about 0.4 s
+(and Gymnasium-Robotics prints a notice), so :func:`register_installed_families` runs only once an id was not
+found; it runs in every process that makes envs, subprocess env workers included, since they make their copies
+through the same function. An id still not found is matched against :data:`ID_MODULES` to name the module prefix
+(and the extra) that would register it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import sys
+import warnings
+from pathlib import Path
+
+from rlrun.config.errors import in_standard_library, innermost_outside
+from rlrun.make import families
+
+# The start of an id (or its namespace) -> the module whose import registers it, for ids not found.
+ID_MODULES = {
+    "ALE/": "ale_py",
+    "MiniGrid-": "minigrid",
+    "BabyAI-": "minigrid",
+    "Fetch": "gymnasium_robotics",
+    "HandReach": "gymnasium_robotics",
+    "HandManipulate": "gymnasium_robotics",
+    "AdroitHand": "gymnasium_robotics",
+    "AntMaze": "gymnasium_robotics",
+    "PointMaze": "gymnasium_robotics",
+    "FrankaKitchen": "gymnasium_robotics",
+}
+
+
+# Where a failure is the algorithm's rather than the env's.
+ALGORITHM_PACKAGES = ("stable_baselines3", "sb3_contrib", "torch")
+
+
+def register_installed_families() -> list[str]:
+    """Import the registering module of every installed family not imported yet; returns those imported.
+
+    Their notices (warnings, Gymnasium-Robotics' message on stderr) are silenced: the user asked for one env.
+    """
+    imported = []
+    for family in families.FAMILIES.values():
+        module = family.registers
+        if module is None or module in sys.modules or families.missing_modules((module,)):
+            continue
+        with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+            warnings.simplefilter("ignore")
+            try:
+                importlib.import_module(module)
+            except Exception:  # a broken install: its ids stay unknown, and the error says which module
+                continue
+        imported.append(module)
+    return imported
+
+
+def registering_module(env_id: str) -> str | None:
+    """The module whose import would register ``env_id`` (by the start of the id), if one is known."""
+    name = env_id.partition(":")[2] or env_id
+    return next((module for start, module in ID_MODULES.items() if name.startswith(start)), None)
+
+
+def unknown_id_fix(env_id: str) -> str:
+    """How to find an id that no installed package registers: its module prefix or extra, or the listing."""
+    module = registering_module(env_id)
+    family = next((f for f in families.FAMILIES.values() if module and f.registers == module), None)
+    if module is None or family is None:
+        return "list the registered ids with `rlrun-envs --all`; a module of your own is env.id=mypkg:MyEnv-v0"
+    if families.missing_modules((module,)):
+        return f"{module} registers it: install it with {families.install_command(family.extra)}"
+    name = env_id.partition(":")[2] or env_id
+    return f"{module} is installed but registers no such id: check the name and version ({module}:{name})"
+
+
+def installed_package(path: str) -> str | None:
+    """The top-level package an installed file belongs to (``.../site-packages/<package>/...``), else None."""
+    parts = Path(path).parts
+    for i, part in enumerate(parts[:-1]):
+        if part in ("site-packages", "dist-packages"):
+            return parts[i + 1].removesuffix(".py")
+    return None
+
+
+def failure_fix(error: BaseException, env_id: str) -> tuple[str, str]:
+    """Where a failure inside an env (its constructor, ``reset`` or ``step``) or the algorithm started, and a fix
+    that fits it.
+
+    Returns ``(" (raised at file:line)", fix)``: in the user's own code, fix it there; in SB3 or torch, the
+    algorithm's settings; in another installed library (an assertion of Gymnasium-Robotics under a MuJoCo it does
+    not support), the versions its family's extra pins.
+    """
+    where = innermost_outside(error.__traceback__)
+    if where is None:
+        return "", "run again with HYDRA_FULL_ERROR=1 for the full traceback"
+    if in_standard_library(where.rpartition(":")[0]):
+        return f" (raised at {where})", "run again with HYDRA_FULL_ERROR=1 for the full traceback"
+    package = installed_package(where.rpartition(":")[0])
+    at = f" (raised at {where})"
+    if package is None:
+        return at, f"fix the env's code at {where} (HYDRA_FULL_ERROR=1 shows the full traceback)"
+    if package in ALGORITHM_PACKAGES:
+        return at, (
+            f"the algorithm failed inside {package}: check the algo.* values against its documentation, and the "
+            "observations and actions the env gives it; HYDRA_FULL_ERROR=1 shows the full traceback"
+        )
+    module = registering_module(env_id)  # the env's own family first: Fetch failing inside mujoco is robotics'
+    family = next((f for f in families.FAMILIES.values() if module and f.registers == module), None)
+    family = family or next((f for f in families.FAMILIES.values() if package in f.modules), None)
+    pins = f" ({families.install_command(family.extra)})" if family else ""
+    return at, (
+        f"a library the env needs ({package}) fails: check the versions the extra pins{pins}; "
+        "HYDRA_FULL_ERROR=1 shows the full traceback"
+    )

@@ -1,0 +1,191 @@
+"""Which run folders may run code here: HMAC signatures under a per-user key (DESIGN.md, "Folders", Trust).
+
+A run folder holds pickles (snapshots' ``state.pkl``, replay buffers, ``vecnormalize.pkl``, the objects SB3
+pickles into ``model.zip``) and a ``config.yaml`` whose ``_target_``s are instantiated: loading them runs code.
+So rlrun signs what it writes, as Jupyter signs notebooks: the run manifest (``run-manifest.json``, the sha256
+of ``config.yaml``, ``run.json`` at the moment of signing, ``model.zip`` and the normalisation statistics) and
+each snapshot's ``manifest.json`` carry an HMAC-SHA256 under a secret key kept outside the folder. A folder this
+user's rlrun wrote verifies; a received or altered one does not, and is refused until the user has looked at it
+and signed it with ``rlrun-trust RUN_DIR`` (:func:`trust_folder`).
+
+The key: the file named by ``RLRUN_TRUST_KEY``, else ``$XDG_CONFIG_HOME/rlrun/trust.key`` (default
+``~/.config/rlrun/trust.key``), created on first use with 32 random bytes, mode 0600. Importable without torch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rlrun.config.errors import UserError
+from rlrun.record.formats import write_json
+
+KEY_ENV = "RLRUN_TRUST_KEY"
+RUN_MANIFEST = "run-manifest.json"
+SNAPSHOT_MANIFEST = "manifest.json"  # rlrun.run.snapshots.MANIFEST
+# The top-level files the run manifest covers, when present
+RUN_FILES = ("config.yaml", "run.json", "model.zip", "vecnormalize.pkl", "vecnormalize.npz")
+PICKLES = ("model.zip", "vecnormalize.pkl", "state.pkl", "replay_buffer.pkl")  # loading these runs code
+SIGNATURE = "signature"
+TRUST_COMMAND = "rlrun-trust"
+
+
+def key_path() -> Path:
+    """The key file: ``$RLRUN_TRUST_KEY``, else ``$XDG_CONFIG_HOME/rlrun/trust.key`` (``~/.config`` by default)."""
+    if named := os.environ.get(KEY_ENV):
+        return Path(named).expanduser()
+    config_home = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config_home) / "rlrun" / "trust.key"
+
+
+def _key() -> bytes:
+    """This user's secret key, created (mode 0600) on first use; several processes creating it at once agree."""
+    path = key_path()
+    try:
+        key = path.read_bytes()
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(secrets.token_bytes(32))
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(tmp, path)  # fails if another process created it first: its key is the key
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink()
+        key = path.read_bytes()
+    if len(key) < 16:
+        raise UserError(
+            f"the trust key {path} is too short ({len(key)} bytes): it cannot sign run folders",
+            f"remove it to have rlrun create a new one (folders signed with it must then be trusted again "
+            f"with {TRUST_COMMAND}), or point {KEY_ENV} at another key file",
+        )
+    return key
+
+
+def sha256(path: Path) -> str:
+    """The sha256 of a file's bytes, read in blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _mac(payload: dict[str, Any]) -> str:
+    text = json.dumps({k: v for k, v in payload.items() if k != SIGNATURE}, sort_keys=True, separators=(",", ":"))
+    return hmac.new(_key(), text.encode(), hashlib.sha256).hexdigest()
+
+
+def signed(payload: dict[str, Any]) -> dict[str, Any]:
+    """``payload`` with its ``signature`` (an HMAC of everything else in it, under this user's key)."""
+    return {**{k: v for k, v in payload.items() if k != SIGNATURE}, SIGNATURE: _mac(payload)}
+
+
+def verifies(payload: Any) -> bool:
+    """Whether a manifest read from a folder carries a valid signature under this user's key."""
+    if not isinstance(payload, dict) or not isinstance(payload.get(SIGNATURE), str):
+        return False
+    return hmac.compare_digest(payload[SIGNATURE], _mac(payload))
+
+
+def sign_run(run_dir: Path) -> None:
+    """(Re)write the signed run manifest over the top-level files rlrun wrote that are there now."""
+    files = {name: sha256(run_dir / name) for name in RUN_FILES if (run_dir / name).is_file()}
+    write_json(run_dir / RUN_MANIFEST, signed({"files": files}))
+
+
+def _read(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def executed_by(run_dir: Path) -> list[str]:
+    """What loading the folder would execute: its pickles and the ``_target_``s of its ``config.yaml``."""
+    found = [str(p.relative_to(run_dir)) for name in PICKLES for p in sorted(run_dir.glob(f"**/{name}"))]
+    targets: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("_target_"), str):
+                targets.append(node["_target_"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    with contextlib.suppress(OSError, yaml.YAMLError):  # an unreadable config.yaml instantiates nothing
+        walk(yaml.safe_load((run_dir / "config.yaml").read_text()))
+    return found + [f"config.yaml _target_: {t}" for t in sorted(set(targets))]
+
+
+class NotTrusted(UserError):
+    """A folder whose signatures do not verify under this user's key: refused before anything of it runs."""
+
+
+def not_trusted(run_dir: Path, reason: str, what: str) -> NotTrusted:
+    """The refusal of a folder whose signature does not verify: what would run, and how to trust it."""
+    executed = executed_by(run_dir)
+    shown = ", ".join(executed[:12]) + (f" and {len(executed) - 12} more" if len(executed) > 12 else "")
+    return NotTrusted(
+        f"{what}: the folder is not trusted ({reason}); loading it would execute code from it: {shown or 'nothing'}",
+        f"if you wrote or reviewed it (its config.yaml, and that its pickles come from a source you trust), "
+        f"sign it with `{TRUST_COMMAND} {run_dir}`; folders written by rlrun before it signed run folders, by "
+        "another user, or under another trust key count as untrusted until trusted once",
+    )
+
+
+def check_run(run_dir: Path, names: tuple[str, ...], what: str) -> None:
+    """Refuse (exit 2) unless the run manifest verifies and covers each present file of ``names`` unchanged."""
+    data = _read(run_dir / RUN_MANIFEST)
+    if data is None:
+        raise not_trusted(run_dir, f"it has no signed {RUN_MANIFEST}", what)
+    if not verifies(data) or not isinstance(data.get("files"), dict):
+        raise not_trusted(run_dir, f"its {RUN_MANIFEST} is not signed with your trust key ({key_path()})", what)
+    for name in names:
+        if (run_dir / name).is_file() and data["files"].get(name) != sha256(run_dir / name):
+            raise not_trusted(run_dir, f"{name} changed after it was signed", what)
+
+
+def check_snapshots(run_dir: Path, snapshots: list[Path], what: str) -> None:
+    """Refuse (exit 2) when a snapshot's readable manifest is not signed with this user's key. An unreadable
+    manifest is damage (the snapshot is skipped as incomplete), not a refusal."""
+    for snapshot in snapshots:
+        data = _read(snapshot / SNAPSHOT_MANIFEST)
+        if data is not None and not verifies(data):
+            raise not_trusted(run_dir, f"{snapshot.name}/{SNAPSHOT_MANIFEST} is not signed with your trust key", what)
+
+
+def run_folders(folder: Path) -> list[Path]:
+    """``folder`` itself if it is a run folder, else the run folders under it (a sweep's or a study's)."""
+    if (folder / "run.json").is_file() or (folder / "config.yaml").is_file():
+        return [folder]
+    return sorted({p.parent for p in folder.glob("**/run.json")} | {p.parent for p in folder.glob("**/config.yaml")})
+
+
+def trust_folder(run_dir: Path) -> int:
+    """Sign a reviewed run folder: its run manifest over the files as they are now, and each snapshot's manifest
+    as it is (so a snapshot whose files do not match their checksums stays damaged). Returns the snapshots signed."""
+    sign_run(run_dir)
+    count = 0
+    for manifest in sorted(run_dir.glob(f"snapshots/step-*/{SNAPSHOT_MANIFEST}")):
+        data = _read(manifest)
+        if isinstance(data, dict):
+            write_json(manifest, signed(data))
+            count += 1
+    return count

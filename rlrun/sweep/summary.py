@@ -1,0 +1,169 @@
+"""What a sweep tells the user: one line per job as it ends, ``sweep.json`` and the summary.
+
+Everything is read from the job folders (each job's ``run.json``), never from what the launcher
+returns, so it is right whatever the launcher did: a worker killed outright, a broken pool, a signal.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlrun.record.formats import now, read_json, write_json
+from rlrun.sweep.plan import LAUNCHED, REFUSE, SKIP, Job
+
+# A job's status in sweep.json: how its run ended (run.json's status) or what this invocation did instead
+JOB_STATUSES = ("completed", "skipped", "failed", "interrupted", "refused", "not_started")
+_ENDED = ("completed", "failed", "interrupted")
+LOG_NAME = "rlrun.log"  # hydra.job.name in conf/config.yaml
+
+
+@dataclass
+class JobOutcome:
+    """How one job of this invocation ended."""
+
+    status: str
+    error: str | None
+    wall_s: float | None
+    record: dict[str, Any] | None
+
+
+def _stamp(job: Job) -> int | None:
+    try:
+        return (job.path / "run.json").stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def _last_line(text: str | None) -> str | None:
+    lines = [line for line in (text or "").splitlines() if line.strip()]
+    return lines[-1].strip() if lines else None
+
+
+class Watcher:
+    """Reads the launched jobs' folders and prints one line as each one ends, whatever the launcher."""
+
+    def __init__(self, jobs: list[Job], poll_s: float = 1.0) -> None:
+        self.jobs = [job for job in jobs if job.action in LAUNCHED]
+        self.before = {job.folder: _stamp(job) for job in self.jobs}
+        self.reported: set[str] = set()
+        self.poll_s = poll_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="rlrun-sweep-watcher", daemon=True)
+
+    def outcome(self, job: Job) -> JobOutcome:
+        """The job's status in this invocation, from its ``run.json``."""
+        if job.action == SKIP:
+            record = read_json(job.path / "run.json")
+            return JobOutcome("skipped", None, record.get("wall_s") if record else None, record)
+        if job.action == REFUSE:
+            return JobOutcome("refused", job.reason, None, None)
+        record = read_json(job.path / "run.json")
+        if record is None or _stamp(job) == self.before[job.folder]:
+            return JobOutcome("not_started", None, None, record)
+        status = record.get("status")
+        if status == "running":  # its process ended without a word: killed
+            error = "the job's process ended without recording an outcome; the same command continues it"
+            return JobOutcome("interrupted", error, record.get("wall_s"), record)
+        return JobOutcome(str(status), _last_line(record.get("error")), record.get("wall_s"), record)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop watching; report the jobs that ended since the last look."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        self.poll(final=True)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.poll_s):
+            self.poll()
+
+    def poll(self, final: bool = False) -> None:
+        """Print a line for each job that has ended since the last look (``final``: all launched jobs
+        that ran, including those whose process was killed)."""
+        for job in self.jobs:
+            if job.folder in self.reported:
+                continue
+            outcome = self.outcome(job)
+            ended = (outcome.record or {}).get("status") in _ENDED
+            if outcome.status != "not_started" and (ended or final):
+                self.reported.add(job.folder)
+                print(f"[{len(self.reported)}/{len(self.jobs)}] {job_line(job, outcome)}", flush=True)
+
+
+def job_line(job: Job, outcome: JobOutcome) -> str:
+    """``<folder>: <status>, <final score>, <wall time>`` (the error and the log for a failed job)."""
+    parts = [f"{job.folder}: {outcome.status}"]
+    record = outcome.record or {}
+    final = record.get("final") if outcome.status in ("completed", "skipped") else None
+    if final:
+        success = "" if final.get("success_rate") is None else f", success {final['success_rate']:.2f}"
+        parts.append(f"mean return {final['mean_return']:.3f}{success}")
+    if outcome.status == "interrupted" and record.get("timesteps"):
+        parts.append(f"at step {record['timesteps']}")
+    if outcome.wall_s is not None:
+        parts.append(f"{outcome.wall_s:.1f} s")
+    line = ", ".join(parts)
+    if outcome.status in ("failed", "interrupted") and outcome.error:
+        line += f"\n    {outcome.error}\n    log: {job.path / LOG_NAME}"
+    return line
+
+
+def sweep_json(
+    sweep_dir: Path, jobs: list[Job], outcomes: list[JobOutcome], info: dict[str, Any], started: str
+) -> dict[str, Any]:
+    """The content of ``sweep.json`` (format in DESIGN.md, "Sweeps")."""
+    counts = {"planned": len(jobs), **{status: 0 for status in JOB_STATUSES}}
+    for outcome in outcomes:
+        counts[outcome.status] = counts.get(outcome.status, 0) + 1
+    return {
+        "sweep": sweep_dir.name,
+        "command": info["command"],
+        "launcher": info["launcher"],
+        "started": started,
+        "ended": now(),
+        "counts": counts,
+        "jobs": [
+            {
+                "folder": job.folder,
+                "overrides": job.overrides,
+                "status": outcome.status,
+                "error": outcome.error,
+                "log": f"{job.folder}/{LOG_NAME}",
+                "wall_s": outcome.wall_s,
+            }
+            for job, outcome in zip(jobs, outcomes, strict=True)
+        ],
+    }
+
+
+def write_sweep_json(sweep_dir: Path, data: dict[str, Any]) -> Path:
+    """Write ``<sweep>/sweep.json`` atomically."""
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    write_json(sweep_dir / "sweep.json", data)
+    return sweep_dir / "sweep.json"
+
+
+def jobs_word(count: int) -> str:
+    """``1 job``, ``4 jobs``."""
+    return f"{count} job" if count == 1 else f"{count} jobs"
+
+
+def summary(sweep_dir: Path, data: dict[str, Any], jobs: list[Job]) -> str:
+    """Counts by status, then each job that did not end well, with the last line of its error and its log."""
+    counts = data["counts"]
+    ended = ", ".join(f"{counts[s]} {s.replace('_', ' ')}" for s in JOB_STATUSES if counts[s])
+    lines = [f"sweep {sweep_dir} ({data['launcher']} launcher): {jobs_word(counts['planned'])}: {ended or 'none run'}"]
+    for job, entry in zip(jobs, data["jobs"], strict=True):
+        if entry["status"] in ("failed", "interrupted", "refused"):
+            lines.append(f"  {entry['status']}: {job.folder}")
+            if entry["error"]:
+                lines.append(f"    {entry['error']}")
+            if entry["status"] != "refused":
+                lines.append(f"    log: {job.path / LOG_NAME}")
+    return "\n".join(lines)

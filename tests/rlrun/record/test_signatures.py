@@ -1,0 +1,137 @@
+"""Signatures of run folders (rlrun.record.signatures) and ``rlrun-trust``: the key, what verifies and what does not."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rlrun.config.errors import UserError
+from rlrun.record import signatures
+
+
+def run_folder(folder: Path, signed: bool = True) -> Path:
+    """A minimal run folder as rlrun writes one: config.yaml, run.json, a snapshot with its manifest."""
+    folder.mkdir(parents=True)
+    (folder / "config.yaml").write_text("seed: 0\nwrappers:\n  scale:\n    _target_: rlrun.envs.wrappers.ScaleReward\n")
+    (folder / "run.json").write_text(json.dumps({"status": "interrupted"}))
+    snapshot = folder / "snapshots" / "step-0000000256"
+    snapshot.mkdir(parents=True)
+    (snapshot / "state.pkl").write_bytes(b"state")
+    manifest = {"step": 256, "score": None, "files": {"state.pkl": signatures.sha256(snapshot / "state.pkl")}}
+    (snapshot / "manifest.json").write_text(json.dumps(signatures.signed(manifest) if signed else manifest))
+    if signed:
+        signatures.sign_run(folder)
+    return folder
+
+
+def check(folder: Path) -> None:
+    signatures.check_run(folder, ("config.yaml",), "resume")
+    signatures.check_snapshots(folder, sorted(folder.glob("snapshots/step-*")), "resume")
+
+
+def test_the_key_is_created_on_first_use_readable_by_its_owner_only(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv(signatures.KEY_ENV)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    path = tmp_path / "config" / "rlrun" / "trust.key"
+    assert signatures.key_path() == path and not path.exists()
+    payload = signatures.signed({"files": {}})
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and len(path.read_bytes()) == 32
+    assert signatures.verifies(payload)
+    monkeypatch.setenv(signatures.KEY_ENV, str(tmp_path / "elsewhere.key"))  # a cluster's shared home, say
+    assert signatures.key_path() == tmp_path / "elsewhere.key" and not signatures.verifies(payload)
+
+
+def test_a_signature_covers_every_field() -> None:
+    payload = signatures.signed({"step": 256, "files": {"model.zip": "ab"}})
+    assert signatures.verifies(payload) and signatures.verifies(json.loads(json.dumps(payload, indent=2)))
+    assert not signatures.verifies({**payload, "files": {"model.zip": "cd"}})
+    assert not signatures.verifies({k: v for k, v in payload.items() if k != "signature"})
+    assert not signatures.verifies({**payload, "signature": "0" * 64}) and not signatures.verifies([payload])
+
+
+def _first_signature(barrier: Any, queue: Any) -> None:
+    barrier.wait()
+    queue.put(signatures.signed({"a": 1})["signature"])
+
+
+def test_processes_creating_the_key_at_once_agree_on_it(tmp_path: Path, monkeypatch) -> None:
+    context = multiprocessing.get_context("fork")
+    for attempt in range(10):
+        monkeypatch.setenv(signatures.KEY_ENV, str(tmp_path / f"key-{attempt}" / "trust.key"))
+        barrier, queue = context.Barrier(4), context.Queue()
+        workers = [context.Process(target=_first_signature, args=(barrier, queue)) for _ in range(4)]
+        for worker in workers:
+            worker.start()
+        seen = {queue.get(timeout=60) for _ in workers}
+        for worker in workers:
+            worker.join()
+        assert len(seen) == 1 and seen == {signatures.signed({"a": 1})["signature"]}
+        assert [p.name for p in (tmp_path / f"key-{attempt}").iterdir()] == ["trust.key"]  # no leftovers
+
+
+def test_an_own_folder_verifies(tmp_path: Path) -> None:
+    check(run_folder(tmp_path / "run"))
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ("unsigned", "no signed run-manifest.json"),
+        ("another key", "not signed with your trust key"),
+        ("config", "config.yaml changed after it was signed"),
+        ("snapshot manifest", "manifest.json is not signed with your trust key"),
+    ],
+)
+def test_a_received_or_altered_folder_is_refused_naming_what_would_run(
+    tmp_path: Path, monkeypatch, change: str, message: str
+) -> None:
+    folder = run_folder(tmp_path / "run", signed=change != "unsigned")
+    if change == "another key":
+        monkeypatch.setenv(signatures.KEY_ENV, str(tmp_path / "other.key"))
+    elif change == "config":
+        (folder / "config.yaml").write_text("seed: 0\nwrappers:\n  x:\n    _target_: os.system\n")
+    elif change == "snapshot manifest":
+        manifest = folder / "snapshots" / "step-0000000256" / "manifest.json"
+        manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "score": 1.0}))
+    with pytest.raises(UserError, match=message) as refused:
+        check(folder)
+    text = str(refused.value)
+    assert "snapshots/step-0000000256/state.pkl" in text and f"rlrun-trust {folder}" in text
+    assert ("os.system" if change == "config" else "rlrun.envs.wrappers.ScaleReward") in text
+    assert refused.value.status == 2
+
+
+def test_a_run_json_rewritten_since_signing_still_verifies(tmp_path: Path) -> None:
+    folder = run_folder(tmp_path / "run")
+    (folder / "run.json").write_text(json.dumps({"status": "running"}))  # the run's record keeps moving
+    check(folder)
+
+
+def test_rlrun_trust_signs_a_reviewed_folder_and_every_run_of_a_sweep(tmp_path: Path, capsys) -> None:
+    sweep = tmp_path / "sweep"
+    runs = [run_folder(sweep / "gridworld-ppo" / f"seed-{seed}", signed=False) for seed in (0, 1)]
+    with pytest.raises(SystemExit) as ended:
+        trust.main([str(sweep)])
+    assert ended.value.code == 0
+    assert capsys.readouterr().out.splitlines() == [f"trusted {run} (1 snapshot)" for run in runs]
+    for run in runs:
+        check(run)
+
+
+@pytest.mark.parametrize("name, message", [("missing", "no such folder"), ("empty", "holds no run folder")])
+def test_rlrun_trust_refuses_what_is_not_a_run_folder(tmp_path: Path, name: str, message: str) -> None:
+    (tmp_path / "empty").mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "rlrun.cli.trust", str(tmp_path / name)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2 and f"rlrun-trust: error: {tmp_path / name}" in done.stderr
+    assert message in done.stderr and "Traceback" not in done.stderr
+    assert sorted(os.listdir(tmp_path)) == ["empty"]
