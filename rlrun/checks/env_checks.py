@@ -35,8 +35,8 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 from rlrun.checks import rules
 from rlrun.make import vec_envs
-from rlrun.startup.headless import display_available
 from rlrun.make.gym_make import failure_fix
+from rlrun.startup.headless import display_available
 
 PASS, FAIL, SKIP, INFO = "PASS", "FAIL", "SKIP", "INFO"  # INFO: reported, never a failure
 # Both checkers without their render checks (SB3's skips them by default): render_modes does them headless.

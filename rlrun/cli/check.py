@@ -31,8 +31,8 @@ from rlrun.config import store
 from rlrun.config.errors import Problem, UserError, innermost_outside, report_user_errors
 from rlrun.config.keys import override_key
 from rlrun.make import models, native, vec_envs
-from rlrun.startup import bootstrap
 from rlrun.make.gym_make import failure_fix, installed_package
+from rlrun.startup import bootstrap
 
 # Hydra reads rlrun's configs here, and a sweep's workers import this module to run its jobs
 store.register()

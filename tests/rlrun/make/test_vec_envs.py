@@ -8,11 +8,11 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from omegaconf import DictConfig, open_dict
-from rlrun.make.nan import CheckNan
 from stable_baselines3.common.vec_env import VecNormalize
 
 from rlrun.config.errors import UserError
 from rlrun.make import models, vec_envs
+from rlrun.make.nan import CheckNan
 from tests.rlrun.helpers import PAIRS, compose_config, shrink
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from rlrun.cli import trust
 from rlrun.config.errors import UserError
 from rlrun.record import signatures
 

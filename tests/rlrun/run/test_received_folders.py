@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 import yaml
 from stable_baselines3.common.vec_env import VecNormalize
-from tests.rlrun.run.test_resume import Crash, crash_at
 
+from rlrun.cli import trust
 from rlrun.config.errors import UserError
 from rlrun.record import signatures
 from rlrun.run import snapshots
@@ -26,6 +26,7 @@ from rlrun.run.loading import load_run
 from rlrun.run.resume_state import load_target
 from rlrun.run.training import resume, train
 from tests.rlrun.kill_during_snapshot import STEPS, config
+from tests.rlrun.run.test_resume import Crash, crash_at
 
 OLD = Path(__file__).resolve().parents[2] / "fixtures" / "aaa907b"
 
