@@ -70,3 +70,45 @@ def test_importing_rlrun_and_its_envs_is_light(installed: Path, tmp_path: Path) 
     result = run(["-c", code], tmp_path, installed)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_the_wheel_holds_every_config_and_env_file(installed: Path) -> None:
+    """Every file under conf/ and envs/ (as git tracks them) ships in the wheel, the benchmark pairs included."""
+    tracked = subprocess.run(
+        ["git", "ls-files", "conf", "envs"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
+    shipped = {
+        f"{'conf' if p.parts[0] == 'conf' else 'envs'}/{'/'.join(p.parts[1:])}"
+        for p in (path.relative_to(installed / "rlrun") for path in (installed / "rlrun").rglob("*") if path.is_file())
+        if p.parts[0] in ("conf", "envs") and "__pycache__" not in p.parts
+    }
+    expected = {name for name in tracked if name.endswith((".py", ".yaml"))}
+    assert expected and expected <= shipped, sorted(expected - shipped)
+
+
+def _modules(root: Path) -> list[Path]:
+    return [p for p in sorted(root.rglob("*.py")) if p.name != "__init__.py"]
+
+
+def test_no_two_runner_modules_share_a_file_name_and_none_is_named_like_build_output() -> None:
+    names = [p.name for p in _modules(REPO / "rlrun") + _modules(REPO / "hydra_plugins")]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
+    folders = {p.name for p in (REPO / "rlrun").rglob("*") if p.is_dir()}
+    assert not folders & {"build", "dist"}
+
+
+def test_rlrun_modules_are_imported_under_their_own_names() -> None:
+    """``from rlrun.x import y as z`` for a module y: the name a reader sees must be the file's."""
+    import ast
+    import importlib.util
+
+    aliased = []
+    for path in _modules(REPO / "rlrun") + _modules(REPO / "hydra_plugins") + [REPO / "rlrun" / "__init__.py"]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("rlrun"):
+                for alias in node.names:
+                    module = f"{node.module}.{alias.name}"
+                    if alias.asname and alias.asname != alias.name and importlib.util.find_spec(node.module):
+                        if (REPO / Path(*module.split(".")[1:])).with_suffix(".py").exists():
+                            aliased.append(f"{path.relative_to(REPO)}: {module} as {alias.asname}")
+    assert aliased == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -101,3 +102,29 @@ def test_rlrun_table_reads_old_configs_in_todays_spelling() -> None:
     assert {run.value("wrappers.relative_position._target_") for run in runs} == {
         "rlrun.envs.wrappers.RelativePosition"
     }
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("rlrun.build.nan", "rlrun.make.nan"),
+        ("rlrun.build.envs", "rlrun.make.vec_envs"),
+        ("rlrun.process.signals", "rlrun.make.vec_envs"),  # the workers' factory moved beside the envs it makes
+        ("rlrun.process.gc_pause", "rlrun.startup.gc_pause"),
+    ],
+    ids=["nan", "envs", "signals", "startup"],
+)
+def test_pickles_naming_moved_modules_load_as_todays(old: str, new: str) -> None:
+    import importlib
+    import pickle
+
+    name = {"rlrun.make.nan": "CheckNan", "rlrun.make.vec_envs": "ignore_stop_signals"}.get(new, "pause")
+    if old == "rlrun.build.envs":
+        name = "eval_seed"
+    obj = getattr(importlib.import_module(new), name)
+    data = pickle.dumps(obj, protocol=0)  # protocol 0 writes module paths as text lines
+    assert f"{new}\n{name}".encode() in data
+    old_data = data.replace(f"{new}\n".encode(), f"{old}\n".encode())
+    with pytest.raises(ModuleNotFoundError):
+        pickle.loads(old_data)
+    assert load_pickle(io.BytesIO(old_data)) is obj

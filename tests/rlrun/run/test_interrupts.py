@@ -136,3 +136,11 @@ def test_second_signal_keeps_dqn_per_step_bookkeeping(tmp_path: Path) -> None:
     assert model.replay_buffer is not None and model.replay_buffer.size() == 80  # the last step's transition
     assert model._n_calls == 80  # DQN's own per-step counter (target-network updates)
     assert model.exploration_rate == model.exploration_schedule(1 - 80 / 256)  # the schedule at step 80
+
+
+def test_env_workers_ignore_exactly_the_stop_signals() -> None:
+    """make/ sits below run/, so the workers' list is its own: it must be the stop signals, no more, no less."""
+    from rlrun.make.vec_envs import WORKER_IGNORES
+    from rlrun.run.signals import SIGNALS
+
+    assert set(WORKER_IGNORES) == set(SIGNALS)

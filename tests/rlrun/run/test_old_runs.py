@@ -1,6 +1,7 @@
-"""Run folders written before the envs became ``rlrun.envs`` (tests/fixtures/aaa907b/, made by commit aaa907b)
-resume, evaluate and re-run as the same config, each through its command line on a copy, trusted first with
-``rlrun-trust``'s call (they predate signatures).
+"""Run folders written by older versions resume, evaluate and re-run as the same config, each through its command
+line on a copy, trusted first with ``rlrun-trust``'s call: tests/fixtures/aaa907b/ (before the envs became
+``rlrun.envs``; they predate signatures) and tests/fixtures/bc2a536/ (before ``rlrun.build`` became ``rlrun.make``
+and other modules moved; signed under another user's key).
 
 The commands run in ``tmp_path``: from the repository's root, the folder ``envs/`` would be importable as the
 old top-level package and hide what an installed rlrun does.
@@ -18,12 +19,14 @@ from pathlib import Path
 
 from rlrun.record import signatures
 
-OLD = Path(__file__).resolve().parents[2] / "fixtures" / "aaa907b"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+OLD = FIXTURES / "aaa907b"
+BEFORE_MAKE = FIXTURES / "bc2a536"
 
 
-def copy_of(fixture: str, tmp_path: Path) -> Path:
+def copy_of(fixture: str, tmp_path: Path, written_by: Path = OLD) -> Path:
     target = tmp_path / "outputs" / fixture
-    shutil.copytree(OLD / fixture, target)
+    shutil.copytree(written_by / fixture, target)
     for run_dir in signatures.run_folders(target):  # written before rlrun signed run folders: trusted, as a user would
         signatures.trust_folder(run_dir)
     return target
@@ -70,3 +73,23 @@ def test_rerunning_a_sweep_made_before_the_rename_skips_its_completed_jobs(tmp_p
     assert summary["counts"]["skipped"] == 2 and summary["counts"]["planned"] == 2
     assert [job["status"] for job in summary["jobs"]] == ["skipped", "skipped"]
     assert {p: p.read_bytes() for p in before} == before  # the completed jobs are untouched
+
+
+def test_resume_of_a_run_interrupted_before_the_modules_moved_completes(tmp_path: Path) -> None:
+    run_dir = copy_of("runs/gridworld-ppo/interrupted", tmp_path, BEFORE_MAKE)
+    assert record(run_dir)["status"] == "interrupted" and record(run_dir)["timesteps"] == 512
+    result = run(["-m", "rlrun", f"resume={run_dir}", "progress_bar=false"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "could not be restored" not in result.stderr
+    done = record(run_dir)
+    assert done["status"] == "completed" and done["timesteps"] == 2048 and done["final"]["episodes"] == 2
+    with open(run_dir / "eval.csv") as f:
+        assert [int(row[0]) for row in list(csv.reader(f))[1:]] == [512, 1024, 1536, 2048]
+
+
+def test_rlrun_eval_of_a_run_completed_before_the_modules_moved(tmp_path: Path) -> None:
+    run_dir = copy_of("runs/gridworld-ppo/completed", tmp_path, BEFORE_MAKE)
+    for snapshot in ("final", "latest"):
+        result = run(["-m", "rlrun.cli.eval", str(run_dir), "--episodes", "2", "--snapshot", snapshot], tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert "over 2 episodes" in result.stdout
