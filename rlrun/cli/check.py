@@ -32,7 +32,6 @@ from rlrun.config.errors import Problem, UserError, innermost_outside, report_us
 from rlrun.config.keys import override_key
 from rlrun.make import models, native, vec_envs
 from rlrun.make.gym_make import failure_fix, installed_package
-from rlrun.startup import bootstrap
 
 # Hydra reads rlrun's configs here, and a sweep's workers import this module to run its jobs
 store.register()
@@ -212,7 +211,6 @@ def _hydra_main(cfg: DictConfig) -> None:
         sys.exit(1)
 
 
-@bootstrap.entry
 def main() -> None:
     """Console-script entry point: the command line's wrapper names are checked before Hydra composes."""
     with report_user_errors("rlrun-check"):

@@ -32,7 +32,6 @@ import rlrun.envs  # noqa: F401  (registers the rlrun/* ids)
 from rlrun.checks import rules
 from rlrun.config.errors import report_user_errors
 from rlrun.make import families, models
-from rlrun.startup import bootstrap
 
 WIDTH = 100  # the human listing stays readable in a terminal this wide
 KEY_WIDTH = 13  # the column of the field names in a block
@@ -211,7 +210,6 @@ def format_block(info: EnvInfo) -> str:
     return "\n".join(lines)
 
 
-@bootstrap.entry
 def main(argv: list[str] | None = None) -> None:
     """Print the listing as blocks of text, or as JSON with ``--json``."""
     parser = argparse.ArgumentParser(

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.run.loading import CHOICES, eval_copies, load_run, run_episodes
-from rlrun.startup import bootstrap
 
 
 def _copies(args: argparse.Namespace, render_mode: str | None) -> int:
@@ -22,7 +21,6 @@ def _copies(args: argparse.Namespace, render_mode: str | None) -> int:
     return args.n_envs if args.n_envs is not None else eval_copies(args.run_dir)
 
 
-@bootstrap.entry
 def main(argv: list[str] | None = None) -> None:
     """``rlrun-eval RUN_DIR [--snapshot S] [--episodes N] [--render ansi] [--video FILE] [--seed S]``."""
     parser = argparse.ArgumentParser(prog="rlrun-eval", description="Evaluate, render or record a saved run.")

@@ -48,7 +48,6 @@ store.register()
 log = logging.getLogger("rlrun")
 
 # At import: this module is also what a sweep's worker processes import to run a job.
-bootstrap.install()
 
 
 def _preset(choice: str | None) -> str | None:
@@ -261,10 +260,9 @@ def _register_plugins() -> None:
         plugins.register(plugin)
 
 
-@bootstrap.entry
 def main() -> None:
     """Console-script entry point; it starts with the garbage collector paused until training or the sweep
-    starts, and ends without Python's slow module teardown (:mod:`rlrun.startup.bootstrap`)."""
+    starts (:mod:`rlrun.startup.bootstrap`)."""
     bootstrap.pause_collector()
     _main()
 

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rlrun.config.errors import UserError, report_user_errors
-from rlrun.startup import bootstrap
 from rlrun.table.aggregate_files import AGGREGATE_FILES
 from rlrun.table.write import FILES, METRICS, write_tables
 
@@ -49,7 +48,6 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-@bootstrap.entry
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point: print the table and where its files are."""
     prog = "python -m rlrun.cli.table" if sys.argv[0].endswith("table.py") else "rlrun-table"

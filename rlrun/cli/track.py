@@ -18,7 +18,6 @@ from pathlib import Path
 
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.record.formats import read_json
-from rlrun.startup import bootstrap
 
 
 def _runs(folder: Path) -> list[Path]:
@@ -62,7 +61,6 @@ def _sync(run_dir: Path, args: argparse.Namespace) -> int:
     return left
 
 
-@bootstrap.entry
 def main(argv: Sequence[str] | None = None) -> None:
     """``rlrun-track sync``: one line per run; exit 1 when something could not be sent."""
     parser = argparse.ArgumentParser(prog="rlrun-track", description="Experiment tracking of rlrun's runs.")

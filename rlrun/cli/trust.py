@@ -15,10 +15,8 @@ from pathlib import Path
 
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.record import signatures
-from rlrun.startup import bootstrap
 
 
-@bootstrap.entry
 def main(argv: Sequence[str] | None = None) -> None:
     """Sign each folder given (or each run folder under it), then say what was signed."""
     parser = argparse.ArgumentParser(

@@ -30,7 +30,6 @@ from rlrun.config import store
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.config.keys import override_key
 from rlrun.config.resolvers import env_name, folder_name
-from rlrun.startup import bootstrap
 from rlrun.tune.space import check_against, parse_space
 from rlrun.tune.study import JOURNAL, PRUNERS, SAMPLERS, Setup, counts, make_storage, open_study, optimize
 from rlrun.tune.trial import OBJECTIVES
@@ -182,7 +181,6 @@ def _hydra_main(cfg: DictConfig) -> None:
     sys.exit(status)
 
 
-@bootstrap.entry
 def main() -> None:
     """Console-script entry point."""
     _hydra_main()

@@ -1,6 +1,27 @@
-"""Preloaded by the joblib fork server of a sweep, and imported nowhere else: each worker the server forks
-watches the sweep's process (:mod:`rlrun.sweep.orphans`)."""
+"""The one module the joblib fork server of a sweep preloads (:mod:`rlrun.sweep.warm_up`), and imported nowhere
+else. Python's fork server takes module names only and imports them, so importing this module calls
+:func:`preload`: the job modules imported once, with garbage collections paused and what they created frozen
+(:mod:`rlrun.startup.bootstrap`), and each worker forked later watching the sweep's process
+(:mod:`rlrun.sweep.orphans`)."""
 
-from rlrun.sweep import orphans
+from __future__ import annotations
 
-orphans.watch_forked_workers()
+import importlib
+
+from rlrun.startup import bootstrap
+from rlrun.sweep import orphans, warm_up
+
+
+def preload() -> None:
+    """Import what a job needs (:data:`rlrun.sweep.warm_up.JOB_MODULES`) between the bootstrap's preload
+    calls, then have every worker forked from here end with the sweep's process."""
+    bootstrap.preload_begin()
+    try:
+        for module in warm_up.JOB_MODULES:
+            importlib.import_module(module)
+    finally:
+        bootstrap.preload_end()
+    orphans.watch_forked_workers()
+
+
+preload()

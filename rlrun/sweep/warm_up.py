@@ -1,9 +1,8 @@
 """joblib's workers forked from a process that has already imported what a job needs.
 
 A job's first seconds in a fresh process go to imports: torch, SB3 and Hydra, about 2.5 CPU-seconds on
-these machines (``torch._dynamo``, which torch's optimizers would add, is kept out by
-:mod:`rlrun.startup.lazy_dynamo`, which :mod:`rlrun.startup.bootstrap` installs when ``rlrun.cli.main`` is
-imported). The basic launcher pays them once, in the sweep's own process; joblib's default workers (loky's,
+these machines, and ``torch._dynamo``, which torch's optimizers import on their first use, about 1 more.
+The basic launcher pays them once, in the sweep's own process; joblib's default workers (loky's,
 each a new interpreter) pay them once each, on the same cores the jobs need. So the joblib launcher's workers are
 started by a fork server (Python's ``forkserver`` start method, which loky supports) that imports these
 modules once, while the sweep's own process runs its checks, and then forks each worker with them
@@ -30,16 +29,17 @@ from rlrun.startup import bootstrap
 from rlrun.sweep import orphans
 
 # What a job imports: the task function's module, training with SB3 and torch, Hydra's job wrapper.
+# The fork server takes module names only (``set_forkserver_preload``), and imports them: its one module,
+# rlrun.sweep.fork_server, calls fork_server.preload(), which imports these between the bootstrap's
+# preload_begin() and preload_end().
 JOB_MODULES = [
-    "rlrun.startup.preload_begin",  # first: no garbage collections while the others are imported
-    "rlrun.sweep.fork_server",  # each worker watches the sweep's process, to end with it (rlrun.sweep.orphans)
     "rlrun.cli.main",
     "rlrun.sweep.job",
     "rlrun.run.training",
     "hydra_plugins.hydra_joblib_launcher._core",
-    "rlrun.startup.preload_end",  # last: freezes what the others imported, collections back on
-    # (these two are not under hydra_plugins/, which Hydra imports whole when it scans for plugins)
+    "torch._dynamo",  # torch's optimizers import it on their first step: once here, not in every worker
 ]
+PRELOAD = ["rlrun.sweep.fork_server"]
 
 
 def start(launcher: Any) -> None:
@@ -55,7 +55,7 @@ def start(launcher: Any) -> None:
     os.environ[orphans.SWEEP_PID] = str(os.getpid())  # the workers end with this process, however it ends
     if not bootstrap.enabled("preload"):
         return
-    multiprocessing.set_forkserver_preload(JOB_MODULES)
+    multiprocessing.set_forkserver_preload(PRELOAD)
     set_start_method("forkserver", force=True)
     multiprocessing.forkserver.ensure_running()  # returns at once; the server imports in the background
     atexit.register(_stop_fork_server)
