@@ -303,11 +303,7 @@ def test_worker_states_continue_where_they_were_taken() -> None:
 
 # Private names used outside the seam on purpose, each with its reason (``path: expression``).
 ALLOWED = {
-    "build/envs.py: cfg.algo._target_",  # a config key (Hydra's), not an attribute
-    "process/lazy_dynamo.py: torch._dynamo",  # the stand-in for torch's compiler (its docstring says why)
-    "process/lazy_dynamo.py: torch.__dict__",
-    "process/quick_exit.py: atexit._run_exitfuncs",  # the standard library
-    "process/quick_exit.py: os._exit",
+    "make/models.py: cfg.algo._target_",  # a config key (Hydra's), not an attribute
     "sweep/orphans.py: os._exit",  # a joblib worker whose sweep died ends without running its parent's teardown
     "sweep/warm_up.py: multiprocessing.forkserver._forkserver",
     "run/interrupts.py: super()._on_step",  # BaseCallback's documented override point
