@@ -9,10 +9,14 @@ the launcher check of the command line (``hydra/launcher=ray`` or ``slurm`` with
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
+import importlib.metadata
 import importlib.util
 import io
+import json
 import sys
+import urllib.parse
 from dataclasses import dataclass
 
 from rlrun.config.errors import UserError
@@ -45,9 +49,27 @@ LAUNCHER_EXTRAS: dict[str, tuple[str, ...]] = {
 }
 
 
+@functools.cache
+def _installed_from() -> tuple[str, bool] | None:
+    """The folder rlrun was installed from and whether editably (pip's record, PEP 610 ``direct_url.json``);
+    None when it came from a package index (or is not installed at all)."""
+    # every "rlrun" pip knows of: a checkout's own rlrun.egg-info, first on the path when run from there, has none
+    texts = [dist.read_text("direct_url.json") for dist in importlib.metadata.distributions(name="rlrun")]
+    record = json.loads(next((text for text in texts if text), "{}"))
+    url = record.get("url", "")
+    if not url.startswith("file://"):
+        return None
+    return urllib.parse.unquote(url.removeprefix("file://")), bool(record.get("dir_info", {}).get("editable"))
+
+
 def install_command(extra: str) -> str:
-    """The command that installs an extra of rlrun, quoted for any shell."""
-    return f'pip install "rlrun[{extra}]"'
+    """The command that installs an extra of rlrun the way this rlrun was installed, quoted for any shell: from a
+    clone ``pip install -e "/path/to/rlrun[mujoco]"``, from a package index ``pip install "rlrun[mujoco]"``."""
+    source = _installed_from()
+    if source is None:
+        return f'pip install "rlrun[{extra}]"'
+    folder, editable = source
+    return f'pip install {"-e " if editable else ""}"{folder}[{extra}]"'
 
 
 def _found(module: str) -> bool:

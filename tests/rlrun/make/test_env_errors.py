@@ -90,7 +90,7 @@ def test_a_failure_inside_an_installed_library_points_at_the_extras_pins(
     assert caught.value.fix.startswith(
         "a library the env needs (fakerobotics) fails: check the versions the extra pins"
     )
-    assert 'pip install "rlrun[robotics]"' in caught.value.fix
+    assert gym_make.families.install_command("robotics") in caught.value.fix
     assert isinstance(caught.value.__cause__, AssertionError)  # what HYDRA_FULL_ERROR=1 shows with its traceback
 
 
@@ -151,7 +151,8 @@ def test_an_id_still_not_found_names_what_would_register_it(env_id: str, fix: st
 
 def test_a_family_that_is_not_installed_is_named_with_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(gym_make.families, "missing_modules", list)  # as if no extra were installed
-    assert gym_make.unknown_id_fix("ALE/Pong-v5") == 'ale_py registers it: install it with pip install "rlrun[atari]"'
+    command = gym_make.families.install_command("atari")
+    assert gym_make.unknown_id_fix("ALE/Pong-v5") == f"ale_py registers it: install it with {command}"
 
 
 def test_a_step_failure_while_training_names_its_line(tmp_path: Path) -> None:
