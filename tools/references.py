@@ -67,6 +67,13 @@ ENVS: dict[str, tuple[str | None, str]] = {
     "PongNoFrameskip-v4": ("PongNoFrameskip-v4", "Atari: the Zoo evaluates the full game (all lives), not clipped"),
     "BreakoutNoFrameskip-v4": ("BreakoutNoFrameskip-v4", "Atari: the Zoo evaluates the full game (all lives)"),
 }
+# rlrun's own envs: no Zoo figure; their trained agents' figures are rlrun's verified presets over seeds 0-9, as
+# the presets benchmark measured them (BENCHMARKS.md `presets`; its table is benchmarks/presets/table.json).
+OWN = {"rlrun/GridWorld-v0": "gridworld", "rlrun/PointEnv-v0": "pointenv", "rlrun/PointGoal-v0": "pointgoal"}
+OWN |= {"rlrun/RoomToy-v0": "roomtoy"}
+PRESETS_TABLE = Path(__file__).resolve().parents[1] / "benchmarks" / "presets" / "table.json"
+_OWN_NOTE = "rlrun's own env: its presets' figures (seeds 0-9, BENCHMARKS.md presets), not the Zoo's"
+ENVS |= {env_id: (None, _OWN_NOTE) for env_id in OWN}
 
 HEADER = """\
 # References for `rlrun-table --aggregate` (DESIGN.md "Tables"): per Gymnasium env id, the mean return of a random
@@ -79,8 +86,26 @@ HEADER = """\
 # read at commit {commit};
 # one trained agent per pair, mean ± std return over its evaluation episodes (deterministic policy; sampled
 # actions for Atari and MiniGrid), `timesteps` its training budget.
+# rlrun's own envs (rlrun/...): the figures of rlrun's verified presets instead, mean ± std return over seeds 0-9
+# (`rlrun -m +benchmark=presets`, BENCHMARKS.md `presets`), so the default experiment can be aggregated too.
 # Random: uniform random actions, {episodes} episodes, episode i reset with seed i (tools/references.py).
 """
+
+
+def preset_figures(table_json: Path) -> dict[str, dict[str, dict[str, Any]]]:
+    """rlrun's own envs' figures from the presets benchmark's table: env id -> algo -> mean, std, timesteps."""
+    import json
+
+    rows = json.loads(table_json.read_text())["rows"]
+    ids = {name: env_id for env_id, name in OWN.items()}
+    return {
+        ids[row["env"]]: {
+            **{r["algo"]: {"mean": round(r["return_mean"], 4), "std": round(r["return_std"], 4), "timesteps": "preset"}
+               for r in rows if r["env"] == row["env"] and r["return_mean"] is not None}
+        }
+        for row in rows
+        if row["env"] in ids
+    }  # fmt: skip
 
 
 def _register(env_id: str) -> None:
@@ -92,6 +117,8 @@ def _register(env_id: str) -> None:
 def random_score(env_id: str, episodes: int) -> float:
     """Mean return of ``episodes`` episodes of uniform random actions, episode ``i`` seeded ``i``."""
     _register(env_id)
+    if env_id.startswith("rlrun/"):
+        importlib.import_module("rlrun.envs")
     env = gym.make(env_id)
     returns = []
     for episode in range(episodes):
@@ -138,12 +165,14 @@ def render(entries: dict[str, dict[str, Any]], episodes: int, commit: str) -> st
         lines.append(f"  random: {'null' if random is None else repr(random)}  # mean return of random actions")
         if algos:
             best = max(sorted(algos), key=lambda a: algos[a]["mean"])  # ties: the first by name
-            lines.append(f"  reference: {algos[best]['mean']!r}  # the best Zoo figure for this env ({best})")
+            whose = "preset" if env_id in OWN else "Zoo figure"
+            lines.append(f"  reference: {algos[best]['mean']!r}  # the best {whose} for this env ({best})")
         else:
             lines.append("  reference: null  # no Zoo figure: runs of this env are left out of aggregates")
         lines.append(f"  zoo: {zoo_env or 'null'}  # {note or 'the env id the Zoo figures are for'}")
         if algos:
-            lines.append("  algos:  # the Zoo's figure per algorithm: mean ± std return, training budget")
+            whose = "rlrun's preset's" if env_id in OWN else "the Zoo's"
+            lines.append(f"  algos:  # {whose} figure per algorithm: mean ± std return, training budget")
             lines.extend(f"    {algo}: {_flow(algos[algo])}" for algo in sorted(algos))
     return "\n".join(lines) + "\n"
 
@@ -155,6 +184,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--episodes", type=int, default=100, help="episodes per random score")
     parser.add_argument("--zoo-benchmark", type=Path, help="the Zoo repository's benchmark.md to read figures from")
     parser.add_argument("--zoo-commit", default=None, help="the Zoo commit that benchmark.md was read at")
+    parser.add_argument("--presets-table", type=Path, default=PRESETS_TABLE, help="rlrun's own envs' figures")
     args = parser.parse_args(argv)
     old = yaml.safe_load(args.references.read_text()) if args.references.is_file() else {}
     commit = args.zoo_commit or re.search(r"read at commit (\S+?);?\n", args.references.read_text()).group(1)  # type: ignore[union-attr]
@@ -163,6 +193,8 @@ def main(argv: list[str] | None = None) -> None:
         figures = zoo_figures(args.zoo_benchmark.read_text())
         for env_id, (zoo_env, _) in ENVS.items():
             entries[env_id]["algos"] = figures.get(zoo_env or "", {})
+    for env_id, algos in preset_figures(args.presets_table).items():
+        entries[env_id]["algos"] = algos
     measure = list(ENVS) if args.random == ["all"] else args.random
     for env_id in measure:
         if env_id not in ENVS:

@@ -175,12 +175,14 @@ def tasks_of(groups: Sequence[Group], references: References) -> tuple[list[Task
         tasks.append(Task(group, float(random), float(reference), basis, runs))
     for env_id, left in sorted(missing.items()):
         log.warning(
-            "leaving %d run(s) of %s out of the aggregate: %s has no %s for it; add %s: {random: ..., reference:"
-            " ...} to it (python tools/references.py measures random scores)",
+            "leaving %d run(s) of %s out of the aggregate: %s has no %s for it; fix: copy %s, add %s: {random: ...,"
+            " reference: ...} to the copy (the mean return of random actions and of a trained agent), and pass it"
+            " with --references FILE",
             left["runs"],
             env_id,
             references.name,
             " or ".join(left["missing"]),
+            shipped_references(),
             env_id,
         )
     return tasks, [missing[env_id] for env_id in sorted(missing)]

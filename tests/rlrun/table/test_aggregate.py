@@ -221,6 +221,10 @@ def test_the_shipped_references_cover_the_benchmark_pairs() -> None:
         ("Pendulum-v1", "sac"),
         ("gymnasium_robotics:FetchReach-v4", "tqc"),
         ("minigrid:MiniGrid-DoorKey-5x5-v0", "ppo"),
+        ("rlrun/GridWorld-v0", "ppo"),  # rlrun's own envs: their presets' figures
+        ("rlrun/PointGoal-v0", "her"),
+        ("rlrun/PointEnv-v0", "sac"),
+        ("rlrun/RoomToy-v0", "dqn"),
     ]
     for env_id, algo in pairs:
         random, reference, basis = references.lookup(env_id, algo)
@@ -268,6 +272,24 @@ def test_real_sweeps_on_two_envs_aggregate(
         assert row[f"{statistic}_low"] <= row[statistic] <= row[f"{statistic}_high"], statistic
     for name in FILES:
         assert (tmp_path / "x" / name).stat().st_size > 0
+
+
+def test_the_default_experiment_aggregates_with_the_shipped_references(
+    tiny_config: Callable[..., DictConfig], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``python -m rlrun`` trains GridWorld with PPO: its runs aggregate without a references file of the user's."""
+    from rlrun.run.training import train
+
+    for seed in range(2):
+        cfg = tiny_config("env=gridworld", "algo=ppo", f"seed={seed}")
+        cfg.seed = seed
+        meta = {"env": "gridworld", "algo": "ppo", "overrides": [f"seed={seed}"], "command": "rlrun -m seed=0,1"}
+        train(cfg, tmp_path / f"runs/seed-{seed}", meta)
+    main([str(tmp_path / "runs"), "--aggregate"])
+    document = json.loads((tmp_path / "runs/aggregate.json").read_text())
+    (row,) = document["rows"]
+    assert (row["group"], row["tasks"], row["runs"], document["left_out"]) == ("ppo", 1, 2, [])
+    assert "`ppo`" in capsys.readouterr().out
 
 
 # --- the references file and the command that writes it ----------------------------------------------------
