@@ -83,6 +83,27 @@ def test_completed_ppo_run_continues_as_if_it_had_been_planned_for_the_larger_bu
     assert same_parameters(straight_cfg, run_dir, tmp_path / "straight")
 
 
+def scalars(run_dir: Path, tag: str, step: int) -> list[float]:
+    """The values TensorBoard holds for ``tag`` at ``step``, in the order written."""
+    accumulator = EventAccumulator(str(run_dir / "tb"), purge_orphaned_data=True)
+    accumulator.Reload()
+    return [event.value for event in accumulator.Scalars(tag) if event.step == step]
+
+
+def test_schedules_span_the_new_total_as_if_the_run_had_been_planned_for_it(tmp_path: Path) -> None:
+    linear = "{_target_:stable_baselines3.common.utils.LinearSchedule,start:0.001,end:0.0,end_fraction:1.0}"
+    schedules = [f"algo.learning_rate={linear}", f"algo.clip_range={linear}"]
+    overrides = [*PPO_256, "algo.n_steps=16", "algo.batch_size=64", *schedules]  # updates every 128 steps
+    train(compose_config(*overrides, "total_timesteps=256"), tmp_path / "run")
+    resume(tmp_path / "run", "false", total_timesteps=512)
+    train(compose_config(*overrides, "total_timesteps=512"), tmp_path / "straight")
+    # SB3 writes an update's values at the next rollout's end: at 512, the updates after steps 384 and 512 of a
+    # 512-step plan, 1 - 384/512 and 0 of the schedule remaining (RL Zoo's -i would give 0.0005 and 0: a restart)
+    for tag in ("train/learning_rate", "train/clip_range"):
+        continued = scalars(tmp_path / "run", tag, 512)
+        assert continued == pytest.approx([0.00025, 0.0]) and continued == scalars(tmp_path / "straight", tag, 512)
+
+
 def test_completed_sac_run_continues_with_its_replay_buffer(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     cfg = shrink(compose_config("env=pendulum", "algo=sac"), 200)  # evaluations and snapshots every 100 steps
     train(cfg, tmp_path / "run")
