@@ -11,7 +11,6 @@ import contextlib
 import logging
 import os
 import sys
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -264,7 +263,9 @@ def _restore(
             # the envs continue the unfinished episode, so HER must not truncate it
             model.load_replay_buffer(snapshot / snapshots.BUFFER, truncate_last_traj=False)
         else:
-            warnings.warn(f"{snapshot} holds no replay buffer; continuing with an empty one", stacklevel=2)
+            log.warning(
+                "%s holds no replay buffer (snapshot.replay_buffer=none): continuing with an empty one", snapshot
+            )
     model.set_logger(tracking.logger(run_dir, resumed_from=step))  # TensorBoard's events after step purged
     state = snapshots.load_state(snapshot)
     if not resume_state.restore(state, model, train_env, eval_env, evaluator):

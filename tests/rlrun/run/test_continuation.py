@@ -120,6 +120,18 @@ def test_completed_sac_run_continues_with_its_replay_buffer(tmp_path: Path, capl
     assert same_parameters(cfg, tmp_path / "run", tmp_path / "straight")
 
 
+def test_a_run_without_its_replay_buffer_continues_with_an_empty_one_after_saying_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cfg = shrink(compose_config("env=gridworld", "algo=dqn", "snapshot.replay_buffer=none"), 256)
+    train(cfg, tmp_path)
+    caplog.set_level(logging.INFO, logger="rlrun")
+    resume(tmp_path, "false", total_timesteps=384)
+    said = [r.getMessage() for r in caplog.records if "holds no replay buffer" in r.getMessage()]
+    assert len(said) == 1 and "\n" not in said[0] and "continuing with an empty one" in said[0]
+    assert record(tmp_path)["budgets"] == [256, 384] and record(tmp_path)["status"] == "completed"
+
+
 def test_a_budget_not_above_the_runs_is_refused_and_changes_nothing(tmp_path: Path) -> None:
     cfg = compose_config(*PPO_256, "total_timesteps=256")
     train(cfg, tmp_path / "run")
