@@ -152,7 +152,7 @@ def test_continuation_stopped_by_sigint_resumes(tmp_path: Path) -> None:
     assert first.returncode == 0, first.stderr
     run_dir = tmp_path / "run"
     process = subprocess.Popen(
-        [sys.executable, "-m", "rlrun", "resume=run", "total_timesteps=8192", "progress_bar=false"],
+        [sys.executable, "-m", "rlrun", "resume=run", "total_timesteps=4096", "progress_bar=false"],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -165,12 +165,12 @@ def test_continuation_stopped_by_sigint_resumes(tmp_path: Path) -> None:
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr
     stopped = record(run_dir)
-    assert stopped["status"] == "interrupted" and 256 < stopped["timesteps"] < 8192
-    assert stopped["budgets"] == [256, 8192]
+    assert stopped["status"] == "interrupted" and 256 < stopped["timesteps"] < 4096
+    assert stopped["budgets"] == [256, 4096]
 
     resumed = cli(["resume=run", "progress_bar=false"], tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     data = record(run_dir)
-    assert (data["status"], data["timesteps"], data["budgets"]) == ("completed", 8192, [256, 8192])
+    assert (data["status"], data["timesteps"], data["budgets"]) == ("completed", 4096, [256, 4096])
     steps = eval_steps(run_dir)
-    assert steps == list(range(256, 8193, 256)) == tb_steps(run_dir)
+    assert steps == list(range(256, 4097, 256)) == tb_steps(run_dir)
