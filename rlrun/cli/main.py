@@ -152,7 +152,8 @@ def _single_run(cfg: DictConfig, meta: dict[str, Any]) -> float:
         try:
             if cfg.resume is not None:
                 run_dir = Path(cfg.resume)
-                final = training.resume(run_dir, cfg.progress_bar, meta)
+                continued = _invocation.command.value("total_timesteps") is not None  # to a larger budget
+                final = training.resume(run_dir, cfg.progress_bar, meta, cfg.total_timesteps if continued else None)
                 resumed = _invocation.resumed or {}  # a resumed run reports its own env, algo and seed
                 about = str(resumed.get("env")), str(resumed.get("algo")), int(resumed.get("seed", cfg.seed))
             else:
@@ -216,18 +217,24 @@ def _resume_overrides(command: CommandLine) -> list[str]:
     run_dir = Path(target)
     if not run_dir.is_dir():
         raise UserError(f"resume={target}: no such folder", "give the folder of a run under outputs/runs/")
+    from rlrun.run import continuation
     from rlrun.run.resume_state import load_target
 
     refused = [a for a in command.overrides if override_key(a) not in RESUME_OVERRIDES]
     if refused:
         raise UserError(
             "resume= continues a run with its own config.yaml; refusing overrides that change it: " + " ".join(refused),
-            "drop them (only progress_bar= may change), or start a new run with them",
+            "drop them (only progress_bar= may change, and total_timesteps= to a larger budget), "
+            "or start a new run with them",
         )
     from rlrun.record.lock import hold
 
     hold(run_dir)  # until this process ends: a second resume of the run is refused here, exit 2
-    record, snapshot = load_target(run_dir)
+    total = command.value("total_timesteps")  # a continuation to a larger budget, completed runs too
+    if total is None:
+        record, snapshot = load_target(run_dir)
+    else:
+        record, snapshot = continuation.target(run_dir, continuation.budget(total, run_dir))
     _invocation.resumed = record
     if snapshot is None:
         final = record["final"]

@@ -37,8 +37,9 @@ NEW_ENV_DEFAULTS: dict[str, Any] = {"extra": None, "wrappers": {}, "frame_stack"
 NON_TRAINING_SUBKEYS = ("env.threshold",)
 # Overrides that also say nothing about what is trained: the config groups that pick launchers and sweepers.
 HYDRA_PREFIXES = ("hydra.", "hydra/")
-# The only override a resumed run accepts besides resume= itself.
-RESUME_OVERRIDES = ("resume", "progress_bar")
+# The only overrides a resumed run accepts besides resume= itself; total_timesteps= only above the run's budget
+# (a continuation, rlrun.run.continuation).
+RESUME_OVERRIDES = ("resume", "progress_bar", "total_timesteps")
 
 
 def override_key(override: str) -> str:

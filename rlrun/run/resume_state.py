@@ -167,9 +167,10 @@ def rewind_eval_csv(path: Path, step: int) -> None:
 RESUME_FIELDS = (*REQUIRED, "env", "algo")
 
 
-def check_target(run_dir: Path, record: dict[str, Any] | None) -> Path | None:
-    """Validate ``resume=<run_dir>``; the snapshot to continue from (None: the run is completed). A folder whose
-    signatures do not verify under this user's trust key is refused (:mod:`rlrun.record.signatures`)."""
+def check_target(run_dir: Path, record: dict[str, Any] | None, completed_too: bool = False) -> Path | None:
+    """Validate ``resume=<run_dir>``; the snapshot to continue from (None: the run is completed, unless
+    ``completed_too``: a continuation to a larger budget). A folder whose signatures do not verify under this
+    user's trust key is refused (:mod:`rlrun.record.signatures`)."""
     if record is None:
         raise UserError(
             f"resume={run_dir}: not a run folder (no run.json)",
@@ -180,7 +181,7 @@ def check_target(run_dir: Path, record: dict[str, Any] | None) -> Path | None:
         raise UserError(
             f"resume={run_dir}: {damaged}", "restore the run's run.json from a copy, or start the run again"
         )
-    if record.get("status") == "completed":
+    if record.get("status") == "completed" and not completed_too:
         return None
     pid = record.get("pid")
     alive = record.get("status") == "running" and process_alive(record)

@@ -11,7 +11,6 @@ import contextlib
 import logging
 import os
 import sys
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ from rlrun.record import signatures
 from rlrun.record.formats import remove_partial_writes, write_failure, writing
 from rlrun.record.lock import claim
 from rlrun.record.run_record import RunRecord
-from rlrun.run import resume_state, snapshots
+from rlrun.run import continuation, resume_state, snapshots
 from rlrun.run.evaluation import PeriodicEvaluation, evaluate, sync_normalization
 from rlrun.run.heartbeat import KeepRecordCurrent
 from rlrun.run.interrupts import InterruptCallback, LearningStopped, RunInterrupted, StoppableCallbacks
@@ -83,23 +82,33 @@ def _train(cfg: DictConfig, run_dir: Path, meta: dict[str, Any]) -> dict[str, An
     return _run(cfg, run_dir, record, meta, train_env, eval_env, lambda evaluator: (model, []), None, tracking)
 
 
-def resume(run_dir: str | Path, progress_bar: str = "auto", meta: dict[str, Any] | None = None) -> dict[str, Any]:
+def resume(
+    run_dir: str | Path,
+    progress_bar: str = "auto",
+    meta: dict[str, Any] | None = None,
+    total_timesteps: int | None = None,
+) -> dict[str, Any]:
     """Continue the run in ``run_dir`` from its newest complete snapshot, with the run's own config; holding
-    the folder's lock, as :func:`train` does."""
+    the folder's lock, as :func:`train` does. With ``total_timesteps`` above the run's budget, a continuation:
+    the run, completed or not, trains on to that budget (:mod:`rlrun.run.continuation`)."""
     run_dir, meta = Path(run_dir), meta or {}
     with claim(run_dir):
-        return _resume(run_dir, progress_bar, meta)
+        return _resume(run_dir, progress_bar, meta, total_timesteps)
 
 
-def _resume(run_dir: Path, progress_bar: str, meta: dict[str, Any]) -> dict[str, Any]:
-    data, snapshot = resume_state.load_target(run_dir)
+def _resume(run_dir: Path, progress_bar: str, meta: dict[str, Any], total_timesteps: int | None) -> dict[str, Any]:
+    if total_timesteps is None:
+        data, snapshot = resume_state.load_target(run_dir)
+    else:
+        data, snapshot = continuation.target(run_dir, total_timesteps)
     if snapshot is None:
         log.info("%s is already completed; nothing to do", run_dir)
         return data["final"]
     snapshots.clean_run(run_dir)  # rlrun's own unfinished writes first: a resume after a full disk has their space
     # the run's own record, upgraded if an older rlrun wrote it (the file is never rewritten); the one key
     # resume= may change is set on a new config, not on the one loaded
-    cfg = OmegaConf.merge(load_config(run_dir), {"progress_bar": progress_bar})
+    changes = {"progress_bar": progress_bar, **continuation.changes(total_timesteps)}
+    cfg = OmegaConf.merge(load_config(run_dir), changes)
     assert isinstance(cfg, DictConfig)
     algo_cls = preflight.config_checks(cfg)
     tracking = Tracking.from_config(cfg)
@@ -109,6 +118,8 @@ def _resume(run_dir: Path, progress_bar: str, meta: dict[str, Any]) -> dict[str,
     try:
         preflight.fit_checks(cfg, EnvFacts.of(train_env), algo_cls)
         log.info("resuming %s from step %d", run_dir, step)
+        if total_timesteps is not None:  # config.yaml, run.json's budgets, signed; the schedule rule said
+            continuation.extend(run_dir, data, cfg, step)
         record = RunRecord.reopen(run_dir, data, step, meta)
     except BaseException:
         _close(train_env, eval_env)
@@ -188,6 +199,7 @@ def _run(
                 interrupts.stop_snapshot or snapshotter.snapshot()  # steps and seconds recorded as it is written
                 record.finish("interrupted")
                 raise RunInterrupted(interrupts.received, str(run_dir))
+            snapshotter.snapshot()  # the final state, before the final evaluation: a continuation starts from it
             return _complete(cfg, run_dir, record, model, train_env, eval_env, so_far[0]())
     except RunInterrupted:
         raise
@@ -251,7 +263,9 @@ def _restore(
             # the envs continue the unfinished episode, so HER must not truncate it
             model.load_replay_buffer(snapshot / snapshots.BUFFER, truncate_last_traj=False)
         else:
-            warnings.warn(f"{snapshot} holds no replay buffer; continuing with an empty one", stacklevel=2)
+            log.warning(
+                "%s holds no replay buffer (snapshot.replay_buffer=none): continuing with an empty one", snapshot
+            )
     model.set_logger(tracking.logger(run_dir, resumed_from=step))  # TensorBoard's events after step purged
     state = snapshots.load_state(snapshot)
     if not resume_state.restore(state, model, train_env, eval_env, evaluator):

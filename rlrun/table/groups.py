@@ -43,6 +43,25 @@ def group_runs(runs: Sequence[Run], by: Sequence[str] | None = None) -> list[Gro
     return sorted(groups, key=_order)
 
 
+def note_continued(groups: Sequence[Group]) -> None:
+    """Say (one line each) which groups mix continued runs with runs trained straight to the same budget: their
+    configs agree, but a continued run's schedules were planned for a smaller budget until it was continued."""
+    for group in groups:
+        continued = [run for run in group.runs if run.continued]
+        if continued and len(continued) < len(group.runs):
+            firsts = sorted({str(run.record["budgets"][0]) for run in continued}, key=int)
+            log.warning(
+                "group %r mixes %d continued run(s) (first trained to %s steps, then continued to %d) with %d run(s) "
+                "trained straight to %d steps",
+                group.name,
+                len(continued),
+                " or ".join(firsts),
+                group.total_timesteps,
+                len(group.runs) - len(continued),
+                group.total_timesteps,
+            )
+
+
 def _check_by(runs: Sequence[Run], by: Sequence[str]) -> None:
     for key in by:
         if all(run.value(key) is MISSING for run in runs):

@@ -66,6 +66,13 @@ class Run:
     def completed(self) -> bool:
         return self.record["status"] == "completed"
 
+    @property
+    def continued(self) -> bool:
+        """Whether the run was trained on to a larger budget (``resume= total_timesteps=``): its record lists
+        more than one of ``budgets``, and it counts at the last, with the config it has there."""
+        budgets = self.record.get("budgets")
+        return isinstance(budgets, list) and len(budgets) > 1
+
     def score(self, metric: str) -> float | None:
         """The run's final ``mean_return`` (``metric="return"``) or ``success_rate``; None if not completed."""
         if not self.completed:

@@ -14,7 +14,7 @@ from rlrun.config.errors import UserError
 from rlrun.record.formats import write_text
 from rlrun.table.aggregate import load_references
 from rlrun.table.aggregate_files import aggregate_document, check_out, write_aggregate
-from rlrun.table.groups import group_runs
+from rlrun.table.groups import group_runs, note_continued
 from rlrun.table.outputs import COLUMNS, provenance, render_csv, render_json, render_markdown
 from rlrun.table.plots import plot_curves
 from rlrun.table.runs import Group, Run, find_runs
@@ -168,6 +168,7 @@ def write_tables(
             f"no readable runs under {', '.join(map(str, folders))}", "see the warnings above for each run left out"
         )
     groups = group_runs(runs, list(by) if by else None)
+    note_continued(groups)
     described = [_describe(group, out) for group in groups]
     document: dict[str, Any] = {
         "metric": metric,

@@ -74,9 +74,9 @@ def test_sigkill_while_a_damaged_snapshot_of_the_same_step_is_replaced(tmp_path:
     train(cfg, run_dir)
     whole = parameters(run_dir, PPO)
     names = [s.name for s in snapshots.list_snapshots(run_dir / "snapshots")]
-    assert [snapshots.step_of(Path(n)) for n in names] == [256, 512, 768]
+    assert [snapshots.step_of(Path(n)) for n in names] == [256, 512, 768, 1024]  # 1024: the final state
     with open(run_dir / "snapshots" / names[-1] / "model.zip", "r+b") as f:
-        f.truncate(100)  # the newest is damaged: a resume continues from 512 and writes 768 again
+        f.truncate(100)  # the newest is damaged: a resume continues from 768 and writes 1024 again
     data = record(run_dir)
     data.update(status="interrupted", final=None)
     (run_dir / "run.json").write_text(json.dumps(data))
@@ -84,7 +84,7 @@ def test_sigkill_while_a_damaged_snapshot_of_the_same_step_is_replaced(tmp_path:
     killed = kill_child(run_dir, "replace", "resume")  # killed once the damaged 768 is moved aside
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     listed = snapshots.list_snapshots(run_dir / "snapshots")
-    assert [s.name for s in listed] == names[:2] and all(snapshots.is_complete(s) for s in listed)
+    assert [s.name for s in listed] == names[:3] and all(snapshots.is_complete(s) for s in listed)
     assert leftovers(run_dir)
 
     resume(run_dir, progress_bar="false")
@@ -99,6 +99,7 @@ def three_snapshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cfg = config(*DQN_RUN)
     cfg.snapshot.keep, cfg.snapshot.replay_buffer = 10, "all"
     train(cfg, run_dir)
+    snapshots.remove(run_dir / "snapshots" / snapshots.snapshot_name(cfg.total_timesteps))  # the final one
     return run_dir / "snapshots"
 
 
@@ -142,7 +143,7 @@ def test_the_best_scored_snapshot_is_kept_with_the_newest(tmp_path: Path) -> Non
     cfg.snapshot.keep = 1
     train(cfg, tmp_path)
     scores = eval_scores(tmp_path)
-    taken = [step for step in scores if step < cfg.total_timesteps]  # no snapshot once training is over
+    taken = list(scores)  # every evaluation's step, the last one's too: the final snapshot
     best = max(taken, key=lambda step: (scores[step], step))  # the highest score; the newest among equals
     assert best != taken[-1]  # else this run could not tell the rule from "keep the newest only"
 
