@@ -67,9 +67,10 @@ def best_preset(setup: Setup, best: optuna.trial.FrozenTrial, compose: Compose) 
         "# @package _global_",
         f"# Preset for env={setup.env} algo={setup.algo}, found by rlrun-tune (study {setup.name},",
         f"# trial {best.number}: {score}).",
-        f"# Use it as conf/tuned/{name}.yaml, or as <dir>/tuned/<name>.yaml with --config-dir <dir> tuned=<name>.",
+        f"# Also written as {setup.folder / 'tuned' / 'best.yaml'}; use it as conf/tuned/{name}.yaml in a clone, or",
+        "# as <dir>/tuned/<name>.yaml with --config-dir <dir> tuned=<name>.",
         *tuned,
-        f"# Train with: rlrun {' '.join(groups)}",
+        f"# Train with: rlrun --config-dir {setup.folder} {' '.join([*groups, 'tuned=best'])}",
     ]
     return "\n".join(header) + "\n" + OmegaConf.to_yaml(OmegaConf.create(preset))
 
@@ -171,7 +172,10 @@ def plots(study: optuna.Study, folder: Path) -> list[Path]:
 def write_report(setup: Setup, study: optuna.Study, compose: Compose) -> None:
     """best.yaml, the validation table (unless ``tune.validate_seeds=0``) and the plots, in the study folder."""
     best = study.best_trial
-    (setup.folder / "best.yaml").write_text(best_preset(setup, best, compose))
+    preset = best_preset(setup, best, compose)
+    (setup.folder / "best.yaml").write_text(preset)
+    (setup.folder / "tuned").mkdir(exist_ok=True)  # so that --config-dir <study> tuned=best finds it
+    (setup.folder / "tuned" / "best.yaml").write_text(preset)
     log.info("best values (trial %d, %.4g): %s", best.number, best.value, " ".join(best.user_attrs["overrides"]))
     log.info("preset written: %s", setup.folder / "best.yaml")
     table = validate(setup, best) if setup.tune["validate_seeds"] > 0 else None

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 import torch
 from stable_baselines3 import DQN, PPO
-from tests.rlrun.run.test_resume import Crash, crash_at, kill_child
 
 from rlrun.config.errors import UserError
 from rlrun.run import snapshots
 from rlrun.run.training import resume, train
 from tests.rlrun.kill_during_snapshot import config
+from tests.rlrun.run.test_resume import Crash, crash_at, kill_child
 
 DQN_RUN = ["env=gridworld", "algo=dqn"]  # off-policy (a replay buffer) and fast
 PPO_RUN = ["env=gridworld", "algo=ppo"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -111,6 +112,17 @@ def test_a_small_study_writes_the_preset_the_validation_table_and_the_plots(smal
     for key in ("algo", "env", "eval"):
         assert OmegaConf.to_container(composed[key]) == OmegaConf.to_container(trained[key]), key
     assert composed.total_timesteps == trained.total_timesteps == 512
+    # the command best.yaml gives trains the tuned values, not the shipped preset
+    command = next(line for line in (folder / "best.yaml").read_text().splitlines() if line.startswith("# Train with"))
+    argv = shlex.split(command.removeprefix("# Train with: "))
+    assert argv[0] == "rlrun" and "tuned=best" in argv
+    shown = subprocess.run(
+        [sys.executable, "-m", "rlrun", *argv[1:], "--cfg", "job"],
+        cwd=small_study["tmp_path"], capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    job = OmegaConf.create(shown.stdout)
+    assert OmegaConf.to_container(job.algo) == OmegaConf.to_container(trained.algo)
     table = json.loads((folder / "table.json").read_text())
     assert [row["seeds_completed"] for row in table["rows"]] == [2, 2]
     assert table["compare"] is not None
