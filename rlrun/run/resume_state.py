@@ -22,6 +22,7 @@ import csv
 import json
 import logging
 import os
+import pickle
 import random
 from pathlib import Path
 from typing import Any
@@ -114,9 +115,7 @@ def capture(
         },
         "sde": seam.sde_noise(model),
         "lstm": seam.recurrent_states(model),  # RecurrentPPO's; None for the others
-        "resume_mode": resume_mode.EXACT if exact else resume_mode.RESTART_EPISODES,
-        "train_env": _vec_state(train_env) if exact else None,
-        "eval_env": _vec_state(eval_env) if exact else None,
+        **_env_states(train_env, eval_env, exact),
         "check_nan_steps": None if checker is None else checker.steps,
         "normalizer_returns": None if normalizer is None else seam.running_returns(normalizer),
         "logger": seam.logger_state(model.logger),
@@ -126,6 +125,26 @@ def capture(
             "wall_s": evaluator.wall(),
         },
     }
+
+
+def _env_states(train_env: VecEnv, eval_env: VecEnv, exact: bool) -> dict[str, Any]:
+    """The envs themselves, in ``exact`` mode; none when they do not pickle now (an env that took on something
+    unpicklable after the round trip that chose ``exact``): that snapshot restarts episodes, the run goes on.
+    (Subprocess workers pickle their env in the worker, where a failure ends the worker: the round trip is their
+    only guard.)"""
+    envs = {"train_env": _vec_state(train_env), "eval_env": _vec_state(eval_env)} if exact else {}
+    try:
+        pickle.dumps(envs)
+    except Exception as error:
+        log.warning(
+            "the envs do not pickle (%s: %s): this snapshot holds no envs, so a resume from it restarts the "
+            "episodes in flight",
+            type(error).__name__,
+            error,
+        )
+        envs = {}
+    mode = resume_mode.EXACT if envs else resume_mode.RESTART_EPISODES
+    return {"resume_mode": mode, "train_env": envs.get("train_env"), "eval_env": envs.get("eval_env")}
 
 
 def restore(

@@ -253,8 +253,10 @@ def _restore(
     step = model.num_timesteps
     if isinstance(model, OffPolicyAlgorithm):
         if snapshots.listed(snapshot, snapshots.BUFFER):  # a file the signed manifest does not list is never read
-            # exact: the envs continue the unfinished episode, so HER must not truncate it
-            model.load_replay_buffer(snapshot / snapshots.BUFFER, truncate_last_traj=not exact)
+            # exact: the envs continue the unfinished episode, so HER must not truncate it; else it must, as it says
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", "The last trajectory in the replay buffer will be truncated")
+                model.load_replay_buffer(snapshot / snapshots.BUFFER, truncate_last_traj=not exact)
         else:
             warnings.warn(f"{snapshot} holds no replay buffer; continuing with an empty one", stacklevel=2)
     model.set_logger(tracking.logger(run_dir, resumed_from=step))  # TensorBoard's events after step purged

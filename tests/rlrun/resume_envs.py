@@ -11,10 +11,12 @@ Each reproduces what a package of its kind does; they register on import under t
   ``TransformObservation`` does), selected as ``+wrappers.holds_lambda={_target_: ...HoldsLambda, _partial_: true}``.
 - ``Detached-v0``: pickles, but its unpickled copy cannot step (as PyBullet's envs: their state lives in a physics
   server the copy is not connected to).
+- ``LateLock-v0``: pickles, until it opens a lock after 100 steps (after the round trip that decided the mode).
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import gymnasium as gym
@@ -71,6 +73,21 @@ class Detached(Walk):
         return super().step(action)
 
 
+class LateLock(Walk):
+    """Takes on a lock, which cannot be pickled, at its 100th step."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.steps = 0
+        self.lock: threading.Lock | None = None
+
+    def step(self, action: np.int64) -> tuple[np.ndarray, float, bool, bool, dict]:
+        self.steps += 1
+        if self.steps == 100:
+            self.lock = threading.Lock()
+        return super().step(action)
+
+
 def _register_local() -> None:
     def make_local(**kwargs: Any) -> gym.Env:
         return Walk(**kwargs)
@@ -82,3 +99,4 @@ if "resumetest/Local-v0" not in registry:
     _register_local()
     register(id="resumetest/Walk-v0", entry_point=Walk, max_episode_steps=40)
     register(id="resumetest/Detached-v0", entry_point=Detached, max_episode_steps=40)
+    register(id="resumetest/LateLock-v0", entry_point=LateLock, max_episode_steps=40)

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from rlrun.checks import resume_mode
 from rlrun.run import snapshots
 from rlrun.run.training import resume, train
 from tests.rlrun.helpers import compose_config, shrink
+from tests.rlrun.kill_during_snapshot import config
 from tests.rlrun.run.test_resume import Crash, crash_at
 
 REPO = Path(__file__).resolve().parents[3]
@@ -103,3 +105,27 @@ def test_mujoco_envs_resume_restarting_episodes(tmp_path: Path, monkeypatch: pyt
     assert record(tmp_path)["resume_mode"] == "restart_episodes"
     resume(tmp_path, progress_bar="false")
     assert record(tmp_path)["status"] == "completed" and record(tmp_path)["timesteps"] == 256
+
+
+def test_envs_that_stop_pickling_after_the_round_trip_give_snapshots_without_envs(tmp_path: Path) -> None:
+    cfg = shrink(compose_config("env=gym", TEST_ENV.format("LateLock-v0"), "algo=ppo", "algo.n_steps=64"), 256)
+    train(cfg, tmp_path)  # exact by its round trip; its envs hold a lock from step 100 on
+    assert record(tmp_path)["status"] == "completed" and record(tmp_path)["resume_mode"] == "exact"
+    state = snapshots.load_state(snapshots.list_snapshots(tmp_path / "snapshots")[-1])
+    assert state["resume_mode"] == "restart_episodes" and state["train_env"] is None
+
+
+def test_her_resumes_restarting_episodes_with_its_unfinished_episode_cut(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    restart = resume_mode.ResumeMode("restart_episodes", "as a test decides")
+    monkeypatch.setattr(resume_mode, "decide", lambda cfg: restart)
+    with monkeypatch.context() as patch:
+        crash_at(patch, 150)
+        with pytest.raises(Crash):
+            train(config("env=pointgoal", "algo=her", steps=256), tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # HER's advice to keep the episode: this resume cuts it on purpose
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+        resume(tmp_path, progress_bar="false")
+    assert record(tmp_path)["status"] == "completed" and record(tmp_path)["resume_mode"] == "restart_episodes"
