@@ -3,7 +3,10 @@ rlrun checks itself rather than leaving them to SB3's ``assert``."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from contextlib import closing
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +66,14 @@ def test_rlrun_check_reports_the_resume_mode_with_its_reason(overrides: list[str
     text = " ".join(check.report(results).split())
     assert line in text
     assert not [r for r in results if r.status == env_checks.FAIL], text
+
+
+def test_unbounded_actions_exit_2_naming_the_wrapper_not_the_algorithm(tmp_path: Path) -> None:
+    args = ["env=pendulum", "algo=sac", GYM_CLIP, "total_timesteps=256", "progress_bar=false"]
+    result = subprocess.run(
+        [sys.executable, "-m", "rlrun", *args], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 2, result.stderr
+    error = next(line for line in result.stderr.splitlines() if line.startswith("rlrun: error:"))
+    assert "after wrappers [gym_clip] are unbounded" in error and "algo" not in error
+    assert "Traceback" not in result.stderr
