@@ -69,7 +69,7 @@ def decide(cfg: DictConfig) -> ResumeMode:
             warnings.simplefilter("ignore")  # the run's own env building reports what the env warns about
             return _round_trip(cfg)
     except Exception as error:
-        return ResumeMode(RESTART_EPISODES, f"its round trip raised {type(error).__name__}: {_short(error)}")
+        return ResumeMode(RESTART_EPISODES, f"its round trip raised {_described(error)}")
     finally:
         random.setstate(python)
         np.random.set_state(numpy)
@@ -109,6 +109,11 @@ def _short(error: BaseException) -> str:
     return " ".join(str(error).split())[:300]
 
 
+def _described(error: BaseException) -> str:
+    """The error's type and, where it has one, its message (an ``assert`` may have none)."""
+    return f"{type(error).__name__}: {_short(error)}" if str(error).strip() else type(error).__name__
+
+
 def _round_trip(cfg: DictConfig) -> ResumeMode:
     deadline = time.monotonic() + SECONDS
     env = vec_envs.make_env(cfg)
@@ -123,9 +128,7 @@ def _round_trip(cfg: DictConfig) -> ResumeMode:
         try:
             pickled = pickle.dumps(env)
         except Exception as error:
-            return ResumeMode(
-                RESTART_EPISODES, f"the env stack does not pickle: {type(error).__name__}: {_short(error)}"
-            )
+            return ResumeMode(RESTART_EPISODES, f"the env stack does not pickle: {_described(error)}")
         clone = pickle.loads(pickled)
         try:
             return _compare(env, clone, actions[STEPS_BEFORE:], deadline)
@@ -143,8 +146,8 @@ def _compare(env: gym.Env, clone: gym.Env, actions: list[Any], deadline: float) 
         except Exception as error:
             return ResumeMode(
                 RESTART_EPISODES,
-                "the unpickled env cannot step, its state lives outside what pickle copies: "
-                f"{type(error).__name__}: {_short(error)}",
+                f"the unpickled env cannot step ({_described(error)}): it is not the episode in progress (its "
+                "state lives outside what pickle copies, or it pickles its constructor arguments only)",
             )
         ours = env.step(action)
         for what, a, b in zip(("observations", "rewards", "terminated", "truncated"), ours, theirs, strict=False):
