@@ -17,10 +17,9 @@ import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
-from gymnasium.wrappers import FlattenObservation
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvObs, VecEnvStepReturn, VecEnvWrapper
 
-from ..wrappers import RelativePosition, ScaleReward
+from ..wrappers import FlattenObservation, RelativePosition, ScaleReward
 
 Batch = Callable[[Any], Any]
 
@@ -102,7 +101,8 @@ def _observation_transform(venv: VecEnv, single: Any) -> VecEnv:
 # Gymnasium wrapper class -> how to build its batched equivalent from the venv and the checked wrapper.
 BATCHED: dict[type[gym.Wrapper[Any, Any, Any, Any]], Callable[[VecEnv, Any], VecEnv]] = {
     RelativePosition: _observation_transform,
-    FlattenObservation: _observation_transform,
+    FlattenObservation: _observation_transform,  # rlrun's (conf/wrappers/flatten.yaml), picklable
+    gym.wrappers.FlattenObservation: _observation_transform,  # Gymnasium's, in the configs of older runs
     ScaleReward: lambda venv, single: VecScaleReward(venv, single.scale),
 }
 

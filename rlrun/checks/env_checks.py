@@ -1,9 +1,10 @@
 """The env checks of ``rlrun-check``: each builds the env as ``rlrun`` would and returns one :class:`Result`.
 
 Gymnasium's and SB3's env checkers on the env as it trains (after the family's and the user's wrappers; the raw
-env's own problems are reported apart, for information), its render modes, seeded determinism, a pickle round
-trip mid-episode, the goal-env reward contract HER relies on, and a random-action rollout free of NaN and inf.
-An env that raises is the caller's business (:mod:`rlrun.cli.check` turns it into that check's FAIL).
+env's own problems are reported apart, for information), its render modes, seeded determinism, the goal-env
+reward contract HER relies on, and a random-action rollout free of NaN and inf (the pickle round trip that decides
+the resume mode is :mod:`rlrun.checks.resume_mode`'s). An env that raises is the caller's business
+(:mod:`rlrun.cli.check` turns it into that check's FAIL).
 
 No check opens a window: Gymnasium's checker runs without its render checks, which :func:`render_modes` does
 itself, mode by mode, leaving out ``human`` where no display is available (MuJoCo's window would abort the
@@ -17,7 +18,6 @@ import functools
 import io
 import math
 import os
-import pickle
 import re
 import warnings
 from collections.abc import Callable, Iterator
@@ -27,7 +27,6 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from gymnasium.utils import EzPickle
 from gymnasium.utils.env_checker import check_env as gym_check_env
 from gymnasium.utils.passive_env_checker import env_render_passive_checker
 from omegaconf import DictConfig, open_dict
@@ -48,13 +47,6 @@ CHECKERS: dict[str, Callable[..., None]] = {
 WRAPPED_NOTE = "is different from the unwrapped version"
 # pygame renders into no window and plays no sound, whatever the mode.
 HEADLESS = {"SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy", "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
-EZPICKLE = (
-    "round trip only: the env pickles by its constructor arguments (Gymnasium's EzPickle, as MuJoCo's envs do)",
-    [
-        "an unpickled copy is a new env, not the episode in progress: resume= from a snapshot does not continue "
-        "such an env's episodes bit-identically"
-    ],
-)
 Step = tuple[str, Any, Any, Any, Any, Any]  # (where, observation, reward, terminated, truncated, info)
 
 
@@ -275,29 +267,6 @@ def determinism(cfg: DictConfig, steps: int) -> Result:
         fix = "draw every random number from self.np_random, seeded by super().reset(seed=seed)"
         return fail("seeded determinism", f"two copies reset with seed={cfg.seed} diverged at {diff}", fix)
     return Result("seeded determinism", PASS, f"{steps} steps, seed={cfg.seed}")
-
-
-def pickling(cfg: DictConfig, steps: int, compare: bool) -> Result:
-    """A pickle round trip mid-episode; the copy must go on exactly like the original (if deterministic)."""
-    name, before, after = "pickling", min(steps, 10), min(steps, 50)
-    with closing(vec_envs.make_env(cfg)) as env:
-        actions = _actions(env.action_space, before + after, cfg.seed)
-        _trajectory(env, actions[:before], cfg.seed)
-        try:
-            clone = pickle.loads(pickle.dumps(env))
-        except Exception as error:
-            fix = "keep only picklable state on the env (no open files, locks or lambdas)"
-            return fail(name, f"round trip after {before} steps: {type(error).__name__}: {error}", fix)
-        with closing(clone):
-            if isinstance(env.unwrapped, EzPickle):
-                return Result(name, INFO, *EZPICKLE)
-            if not compare:
-                return Result(name, PASS, "round trip only (not compared: the env is not deterministic)")
-            rest = actions[before:]
-            diff = _difference(_trajectory(env, rest, None), _trajectory(clone, rest, None))
-    if diff:
-        return fail(name, f"the unpickled copy went on differently: at {diff}", "pickle all of its state")
-    return Result(name, PASS, f"round trip after {before} steps, then {after} identical steps")
 
 
 def goal_rewards(cfg: DictConfig, steps: int) -> Result:

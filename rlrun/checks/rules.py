@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 import torch
 from gymnasium import spaces
 from omegaconf import DictConfig, OmegaConf
@@ -231,12 +232,28 @@ def algo_fits(env: Any, algo_cls: type[BaseAlgorithm], uses_her: bool) -> bool:
     return not space_problems(env, algo_cls, uses_her)
 
 
+def action_bound_problems(cfg: DictConfig, space: spaces.Space) -> list[Problem]:
+    """Continuous actions need finite bounds (SB3 checks it only with an ``assert``, gone under ``python -O``, and
+    its message would blame the algorithm): the env's, or those its wrappers declare."""
+    if not isinstance(space, spaces.Box) or bool(np.isfinite(space.low).all() and np.isfinite(space.high).all()):
+        return []
+    named = [f"env.wrappers.{name}" for name in cfg.env.get("wrappers") or {}] + [str(name) for name in cfg.wrappers]
+    after = f" after wrappers [{', '.join(named)}]" if named else ""
+    return [
+        (
+            f"the actions of env.id={cfg.env.id}{after} are unbounded ({space}): continuous actions need finite bounds",
+            "declare finite bounds in the env's action_space, or remove the wrapper that widens them "
+            "(Gymnasium's ClipAction declares Box(-inf, inf); rlrun's clip_action keeps the env's bounds)",
+        )
+    ]
+
+
 def fit_problems(cfg: DictConfig, env: Any, algo_cls: type[BaseAlgorithm], uses_her: bool) -> list[Problem]:
     """Whether the algorithm fits the env's spaces after the wrappers (actions, goals, policy, HER's start);
     ``env``: a gym env, the training VecEnv or their :class:`EnvFacts`."""
     env = EnvFacts.of(env)
     env_id = cfg.env.id
-    problems = space_problems(env, algo_cls, uses_her)
+    problems = space_problems(env, algo_cls, uses_her) + action_bound_problems(cfg, env.action_space)
     limit = env.max_episode_steps
     learning_starts = cfg.algo.get("learning_starts")
     n_envs = cfg.env.n_envs

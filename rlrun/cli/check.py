@@ -24,7 +24,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from rlrun.checks import constructor, env_checks, native_agreement, rules
+from rlrun.checks import constructor, env_checks, native_agreement, resume_mode, rules
 from rlrun.checks.env_checks import CHECKERS, FAIL, INFO, PASS, SKIP, Result
 from rlrun.cli import command_line
 from rlrun.config import store
@@ -110,8 +110,8 @@ def run_checks(cfg: DictConfig, with_algo: bool) -> list[Result]:
         raw = env_checks.raw_env_problems(probe, results) if _wrapped(cfg) else None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the checkers above already reported what the env warns about
-            results += (seeded := _guarded("seeded determinism", env_checks.determinism, cfg, steps))
-            results += _guarded("pickling", env_checks.pickling, cfg, steps, seeded[0].status == PASS)
+            results += _guarded("seeded determinism", env_checks.determinism, cfg, steps)
+            results += _guarded("resume mode", resume_mode.check, cfg)  # exact or restart_episodes, with the reason
             results += _guarded("goal env compute_reward", env_checks.goal_rewards, cfg, steps)
             if with_algo:
                 results += _guarded("algorithm", algo_checks, cfg, probe)

@@ -46,8 +46,11 @@ class RunRecord:
         self.data = data
 
     @classmethod
-    def start(cls, run_dir: Path, cfg: DictConfig, meta: dict[str, Any], policy: str | None) -> RunRecord:
-        """Create the record of a new run; refuses a folder that already holds a run."""
+    def start(
+        cls, run_dir: Path, cfg: DictConfig, meta: dict[str, Any], policy: str | None, resume_mode: str = "exact"
+    ) -> RunRecord:
+        """Create the record of a new run; refuses a folder that already holds a run. ``resume_mode``:
+        ``exact`` or ``restart_episodes`` (:mod:`rlrun.checks.resume_mode`)."""
         run_dir.mkdir(parents=True, exist_ok=True)
         refuse_existing_run(run_dir)
         write_text(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
@@ -75,6 +78,7 @@ class RunRecord:
                 "versions": run_versions(),
                 "git": run_commit(),
                 "command": meta.get("command"),
+                "resume_mode": resume_mode,
             },
         )
         try:

@@ -7,26 +7,35 @@ running returns, the logger's values recorded but not yet written, and the evalu
 (best and latest score, training seconds), RecurrentPPO's LSTM states (which its own save leaves out),
 and for ARS torch's generator as it was at the end of the last rollout (ARS draws the next rollout's noise
 before the snapshot is taken: :func:`rlrun.run.seam.draws_before_rollout_start`). Action noise (its
-state included, e.g. Ornstein-Uhlenbeck's) is saved by ``model.save`` itself. Envs that cannot be pickled
-cannot be snapshotted at all. What is private to SB3 or Gymnasium is reached through
-:mod:`rlrun.run.seam`.
+state included, e.g. Ornstein-Uhlenbeck's) is saved by ``model.save`` itself. What is private to SB3 or
+Gymnasium is reached through :mod:`rlrun.run.seam`.
+
+The envs are captured only in the run's ``exact`` resume mode (:mod:`rlrun.checks.resume_mode`, decided when the
+run starts and recorded in run.json). In ``restart_episodes`` everything else is captured as above, and a resume
+rebuilds the envs from the config, reseeded from the run's seed and the snapshot's step, so the episodes in flight
+start over.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import logging
 import os
+import pickle
 import random
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+from omegaconf import DictConfig
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor, unwrap_vec_wrapper
 
+from rlrun.checks import resume_mode
+from rlrun.checks.resume_mode import ResumeMode
 from rlrun.config.errors import UserError
 from rlrun.envs.batched import BatchedVecEnv
 from rlrun.make.nan import CheckNan
@@ -37,6 +46,29 @@ from rlrun.record.liveness import process_alive
 from rlrun.run import seam
 from rlrun.run.evaluation import PeriodicEvaluation
 from rlrun.run.snapshots import list_snapshots, newest_verified
+
+log = logging.getLogger("rlrun")
+
+
+def started_mode(cfg: DictConfig) -> ResumeMode:
+    """The resume mode of a new run, decided from a round trip of its env stack and logged."""
+    mode = resume_mode.decide(cfg)
+    log.info(resume_mode.resume_mode_line(mode))
+    return mode
+
+
+def resumed_mode(cfg: DictConfig, record: dict[str, Any]) -> ResumeMode:
+    """The mode a resumed run recorded (``exact`` for a run written before modes existed), logged; a new round
+    trip that finds another mode is stated, and the recorded one kept (its snapshots were written for it)."""
+    mode = resume_mode.recorded(record)
+    record.setdefault("resume_mode", mode.mode)
+    log.info(resume_mode.resume_mode_line(mode))
+    found = resume_mode.decide(cfg)
+    if found.mode != mode.mode:
+        log.warning(
+            "a round trip now finds resume mode %s (%s); this run keeps %s", found.mode, found.reason, mode.mode
+        )
+    return mode
 
 
 def _vec_state(venv: VecEnv) -> dict[str, Any] | list[dict[str, Any]] | None:
@@ -68,8 +100,10 @@ def _put_vec_state(venv: VecEnv, saved: dict[str, Any] | list[dict[str, Any]] | 
     return True
 
 
-def capture(model: BaseAlgorithm, train_env: VecEnv, eval_env: VecEnv, evaluator: PeriodicEvaluation) -> dict[str, Any]:
-    """Everything beyond ``model.save`` that the continuation depends on."""
+def capture(
+    model: BaseAlgorithm, train_env: VecEnv, eval_env: VecEnv, evaluator: PeriodicEvaluation, exact: bool = True
+) -> dict[str, Any]:
+    """Everything beyond ``model.save`` that the continuation depends on; the envs themselves only if ``exact``."""
     normalizer = model.get_vec_normalize_env()
     checker = unwrap_vec_wrapper(train_env, CheckNan)
     return {
@@ -81,8 +115,7 @@ def capture(model: BaseAlgorithm, train_env: VecEnv, eval_env: VecEnv, evaluator
         },
         "sde": seam.sde_noise(model),
         "lstm": seam.recurrent_states(model),  # RecurrentPPO's; None for the others
-        "train_env": _vec_state(train_env),
-        "eval_env": _vec_state(eval_env),
+        **_env_states(train_env, eval_env, exact),
         "check_nan_steps": None if checker is None else checker.steps,
         "normalizer_returns": None if normalizer is None else seam.running_returns(normalizer),
         "logger": seam.logger_state(model.logger),
@@ -92,6 +125,26 @@ def capture(model: BaseAlgorithm, train_env: VecEnv, eval_env: VecEnv, evaluator
             "wall_s": evaluator.wall(),
         },
     }
+
+
+def _env_states(train_env: VecEnv, eval_env: VecEnv, exact: bool) -> dict[str, Any]:
+    """The envs themselves, in ``exact`` mode; none when they do not pickle now (an env that took on something
+    unpicklable after the round trip that chose ``exact``): that snapshot restarts episodes, the run goes on.
+    (Subprocess workers pickle their env in the worker, where a failure ends the worker: the round trip is their
+    only guard.)"""
+    envs = {"train_env": _vec_state(train_env), "eval_env": _vec_state(eval_env)} if exact else {}
+    try:
+        pickle.dumps(envs)
+    except Exception as error:
+        log.warning(
+            "the envs do not pickle (%s: %s): this snapshot holds no envs, so a resume from it restarts the "
+            "episodes in flight",
+            type(error).__name__,
+            error,
+        )
+        envs = {}
+    mode = resume_mode.EXACT if envs else resume_mode.RESTART_EPISODES
+    return {"resume_mode": mode, "train_env": envs.get("train_env"), "eval_env": envs.get("eval_env")}
 
 
 def restore(
@@ -119,9 +172,15 @@ def restore(
     before_draw = state.get("torch_at_rollout_end")
     torch.set_rng_state(rng["torch"] if before_draw is None else before_draw)
     model.action_space.np_random.bit_generator.state = rng["action_space"]
-    if not exact:
-        seam.forget_last_obs(model)  # learn() resets the fresh envs
+    if not exact:  # learn() resets the fresh envs, on seeds of their own: not the run's first episodes again
+        seam.forget_last_obs(model)
+        train_env.seed(restart_seed(model.seed, model.num_timesteps))
     return exact
+
+
+def restart_seed(seed: int | None, step: int) -> int:
+    """The seed of the rebuilt training envs' first episodes after a resume from ``step`` (copy i: this + i)."""
+    return int(np.random.SeedSequence([seed or 0, step, 2]).generate_state(1)[0])
 
 
 class RestoreAtFirstRollout(BaseCallback):

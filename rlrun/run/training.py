@@ -11,6 +11,7 @@ import contextlib
 import logging
 import os
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -71,8 +72,9 @@ def _train(cfg: DictConfig, run_dir: Path, meta: dict[str, Any]) -> dict[str, An
     train_env, eval_env = _envs(cfg, statistics=None)
     try:
         policy = preflight.fit_checks(cfg, EnvFacts.of(train_env), algo_cls)
+        mode = resume_state.started_mode(cfg)  # exact or restart_episodes, from a round trip of the env stack
         model = preflight.built_model(cfg, lambda: models.make_model(cfg, train_env))
-        record = RunRecord.start(run_dir, cfg, meta, policy)
+        record = RunRecord.start(run_dir, cfg, meta, policy, mode.mode)
         signatures.sign_run(run_dir)  # config.yaml signed: a resume of this run may instantiate it
     except BaseException:
         _close(train_env, eval_env)
@@ -118,6 +120,7 @@ def _resume(run_dir: Path, progress_bar: str, meta: dict[str, Any], total_timest
     try:
         preflight.fit_checks(cfg, EnvFacts.of(train_env), algo_cls)
         log.info("resuming %s from step %d", run_dir, step)
+        mode = resume_state.resumed_mode(cfg, data)
         if total_timesteps is not None:  # config.yaml, run.json's budgets, signed; the schedule rule said
             continuation.extend(run_dir, data, cfg, step)
         record = RunRecord.reopen(run_dir, data, step, meta)
@@ -127,7 +130,7 @@ def _resume(run_dir: Path, progress_bar: str, meta: dict[str, Any], total_timest
     tracking.begin(run_dir, cfg, record.data, meta)  # continues the same tracked runs, from the snapshot's step
 
     def restored(evaluator: PeriodicEvaluation) -> tuple[BaseAlgorithm, list[BaseCallback]]:
-        return _restore(cfg, run_dir, snapshot, train_env, eval_env, evaluator, tracking)
+        return _restore(cfg, run_dir, snapshot, train_env, eval_env, evaluator, tracking, mode.exact)
 
     return _run(cfg, run_dir, record, meta, train_env, eval_env, restored, snapshot, tracking)
 
@@ -174,6 +177,7 @@ def _run(
         sample_seed = None if cfg.eval.deterministic else cfg.seed
         evaluator = PeriodicEvaluation(eval_env, cfg.eval.every, cfg.eval.episodes, run_dir / "eval.csv", sample_seed)
         model, first = model_for(evaluator)
+        exact = record.data.get("resume_mode") != "restart_episodes"  # snapshots hold the envs themselves
         so_far.append(lambda: RunRecord.counts(model.num_timesteps, evaluator.wall()))
         live = KeepRecordCurrent(record, evaluator.wall, cfg.eval.every)
         snapshotter = snapshots.SnapshotCallback(
@@ -181,7 +185,7 @@ def _run(
             cfg.snapshot.every,
             cfg.snapshot.keep,
             cfg.snapshot.replay_buffer,
-            state=lambda: resume_state.capture(model, train_env, eval_env, evaluator),
+            state=lambda: resume_state.capture(model, train_env, eval_env, evaluator, exact),
             score=lambda: evaluator.last_mean_return,  # the latest periodic evaluation's mean return
             written=live.save,
             resumed_from=snapshot,
@@ -253,22 +257,26 @@ def _restore(
     eval_env: VecEnv,
     evaluator: PeriodicEvaluation,
     tracking: Tracking,
+    exact: bool,
 ) -> tuple[BaseAlgorithm, list[BaseCallback]]:
     """Load the snapshot's model, buffer and state; rewind the logs to its step. Also returns the callback
-    that puts back, at the first rollout start, what SB3 draws anew there."""
+    that puts back, at the first rollout start, what SB3 draws anew there. Not ``exact`` (the run's resume mode
+    is ``restart_episodes``): the envs start new episodes, so HER's unfinished one is cut."""
     model = models.load_model(cfg, snapshot / "model.zip", train_env)
     step = model.num_timesteps
     if isinstance(model, OffPolicyAlgorithm):
         if snapshots.listed(snapshot, snapshots.BUFFER):  # a file the signed manifest does not list is never read
-            # the envs continue the unfinished episode, so HER must not truncate it
-            model.load_replay_buffer(snapshot / snapshots.BUFFER, truncate_last_traj=False)
+            # exact: the envs continue the unfinished episode, so HER must not truncate it; else it must, as it says
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", "The last trajectory in the replay buffer will be truncated")
+                model.load_replay_buffer(snapshot / snapshots.BUFFER, truncate_last_traj=not exact)
         else:
             log.warning(
                 "%s holds no replay buffer (snapshot.replay_buffer=none): continuing with an empty one", snapshot
             )
     model.set_logger(tracking.logger(run_dir, resumed_from=step))  # TensorBoard's events after step purged
     state = snapshots.load_state(snapshot)
-    if not resume_state.restore(state, model, train_env, eval_env, evaluator):
+    if not resume_state.restore(state, model, train_env, eval_env, evaluator) and exact:
         log.warning("the envs could not be restored and were reset: the resumed run is correct but not bit-identical")
     resume_state.rewind_eval_csv(run_dir / "eval.csv", step)
     return model, [resume_state.RestoreAtFirstRollout(state)]

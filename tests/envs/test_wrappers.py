@@ -11,7 +11,7 @@ import pytest
 import rlrun.envs  # noqa: F401  (registers the ids)
 from gymnasium import spaces
 from gymnasium.utils.env_checker import check_env
-from rlrun.envs.wrappers import RelativePosition, ScaleReward
+from rlrun.envs.wrappers import ClipAction, FlattenObservation, RelativePosition, RescaleAction, ScaleReward
 
 
 def grid_obs(agent: list[int], target: list[int]) -> dict[str, np.ndarray]:
@@ -106,3 +106,48 @@ def test_scale_reward_scales_exactly(scale: float) -> None:
 def test_scale_reward_rejects_bad_scales(scale: Any) -> None:
     with pytest.raises(ValueError, match=rf"^scale must be a finite, non-zero number, got {re.escape(repr(scale))}"):
         ScaleReward(gym.make("rlrun/GridWorld-v0"), scale=scale)
+
+
+# rlrun's picklable FlattenObservation, ClipAction and RescaleAction against Gymnasium's own
+PICKLABLE = [
+    ("rlrun/GridWorld-v0", FlattenObservation, gym.wrappers.FlattenObservation, {}),
+    ("Pendulum-v1", RescaleAction, gym.wrappers.RescaleAction, {"min_action": -1.0, "max_action": 1.0}),
+    ("Pendulum-v1", ClipAction, gym.wrappers.ClipAction, {}),
+]
+
+
+@pytest.mark.parametrize(("env_id", "ours", "theirs", "kwargs"), PICKLABLE, ids=["flatten", "rescale", "clip"])
+def test_rlruns_wrappers_pickle_mid_episode_and_go_on_as_gymnasiums(
+    env_id: str, ours: type[gym.Wrapper], theirs: type[gym.Wrapper], kwargs: dict[str, Any]
+) -> None:
+    env, reference = ours(gym.make(env_id), **kwargs), theirs(gym.make(env_id), **kwargs)
+    _ = env.spec, reference.spec  # read and cached, as training does before any snapshot
+    with pytest.raises((AttributeError, pickle.PicklingError)):
+        pickle.dumps(reference)  # Gymnasium 1.4's holds a lambda or a local function
+    env.action_space.seed(0)
+    wide = 3 if isinstance(env.action_space, spaces.Box) else 1  # actions outside the bounds, for ClipAction
+    actions = [env.action_space.sample() * wide for _ in range(30)]
+    assert np.array_equal(env.reset(seed=0)[0], reference.reset(seed=0)[0])
+    for action in actions[:10]:
+        ours_step, theirs_step = env.step(action), reference.step(action)
+        assert np.array_equal(ours_step[0], theirs_step[0]) and ours_step[1] == theirs_step[1]
+    copy = pickle.loads(pickle.dumps(env))
+    for action in actions[10:]:
+        assert np.array_equal(copy.step(action)[0], env.step(action)[0])
+
+
+def test_clip_action_keeps_the_envs_bounded_action_space() -> None:
+    env = ClipAction(gym.make("Pendulum-v1"))
+    assert env.action_space == gym.make("Pendulum-v1").action_space  # Gymnasium's says Box(-inf, inf)
+    assert np.array_equal(env.action(np.array([5.0], dtype=np.float32)), np.array([2.0], dtype=np.float32))
+
+
+def test_rescale_action_maps_exactly_as_gymnasiums() -> None:
+    box = spaces.Box(np.array([-2.0, 0.0, -np.inf]), np.array([3.0, 1.0, np.inf]), dtype=np.float64)
+    base = gym.make("Pendulum-v1")
+    base.unwrapped.action_space = box  # only the spaces matter here
+    kwargs = {"min_action": np.array([-1.0, 0.0, -np.inf]), "max_action": np.array([1.0, 10.0, np.inf])}
+    ours, theirs = RescaleAction(base, **kwargs), gym.wrappers.RescaleAction(base, **kwargs)
+    assert ours.action_space == theirs.action_space
+    for action in np.random.default_rng(0).uniform(-1, 1, size=(100, 3)):
+        assert np.array_equal(ours.action(action), theirs.action(action))

@@ -46,7 +46,9 @@ def test_resume_of_a_run_interrupted_before_the_rename_completes(tmp_path: Path)
     result = run(["-m", "rlrun", f"resume={run_dir}", "progress_bar=false"], tmp_path)
     assert result.returncode == 0, result.stderr
     assert "could not be restored" not in result.stderr  # the old snapshot's envs were put back: an exact resume
+    assert "resume mode: exact, a run recorded before resume modes" in result.stdout + result.stderr
     done = record(run_dir)
+    assert done["resume_mode"] == "exact"  # recorded before resume modes existed: its snapshots hold its envs
     assert done["status"] == "completed" and done["timesteps"] == 2048 and done["final"]["episodes"] == 2
     assert [r["from_step"] for r in done["resumes"]] == [512]
     with open(run_dir / "eval.csv") as f:
