@@ -34,7 +34,7 @@ from rlrun.config.keys import override_value
 from rlrun.record.formats import now
 from rlrun.run.signals import handling
 from rlrun.startup import gc_pause
-from rlrun.sweep import plan
+from rlrun.sweep import plan, progress
 from rlrun.sweep.job import ACTION_VARIABLE, STOP_FILE, SweepStopped, mark_sweeper_process
 from rlrun.sweep.plan import LAUNCHED, RERUN, RESUME, SKIP, TRAIN, Job
 from rlrun.sweep.summary import Watcher, jobs_word, summary, sweep_json, write_sweep_json
@@ -144,7 +144,7 @@ def run(
             plan.keep_attempt(job)
     _announce(sweep_dir, jobs)
     to_run = [job for job in jobs if job.action in LAUNCHED]
-    watcher, stop = Watcher(jobs), StopRequest(sweep_dir, on_stop)
+    watcher, stop = Watcher(jobs, progress_every=progress.every_s(jobs)), StopRequest(sweep_dir, on_stop)
     stopped: int | None = None
     launcher_failed = False
     watcher.start()

@@ -1,0 +1,80 @@
+"""Following a run in any log: the lines a run prints without a terminal, and what a sweep's process prints."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from rlrun.run.progress import duration
+
+TINY = [
+    "env=gridworld",
+    "algo=ppo",
+    "total_timesteps=1024",
+    "eval.every=256",
+    "eval.episodes=2",
+    "eval.final_episodes=4",
+    "eval.n_envs=2",
+    "snapshot.every=100000",
+    "algo.n_steps=64",
+    "algo.batch_size=64",
+    "algo.policy_kwargs={net_arch:[16]}",
+]
+
+
+def rlrun(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m rlrun`` with its output to pipes, as in a cluster job's log or under ``nohup``."""
+    env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
+    return subprocess.run(
+        [sys.executable, "-m", "rlrun", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_a_run_without_a_terminal_prints_each_evaluation_and_the_final_one(tmp_path: Path) -> None:
+    result = rlrun([*TINY, "progress_bar=auto", f"hydra.run.dir={tmp_path / 'run'}"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    evaluations = re.findall(
+        r"^evaluation at step ([\d,]+): mean return .* over 2 episodes.*steps/s", result.stdout, re.M
+    )
+    assert evaluations == ["256", "512", "768", "1,024"]
+    assert re.search(r"^final evaluation: 4 episodes on 2 env copies \.\.\.$", result.stdout, re.M)
+    assert re.search(r"^final evaluation: mean return .* over 4 episodes, success rate", result.stdout, re.M)
+    log = (tmp_path / "run" / "rlrun.log").read_text()
+    assert log.count("evaluation at step") == 4 and log.count("final evaluation:") == 2
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert 0 < record["eval_s"] < record["wall_s"]
+
+
+def test_progress_lines_every_progress_every_seconds(tmp_path: Path) -> None:
+    result = rlrun(
+        [*TINY, "total_timesteps=3072", "progress_every=0.01", f"hydra.run.dir={tmp_path / 'run'}"], tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    lines = re.findall(r"^step ([\d,]+)/3,072 \(\d+%\), .*steps/s, about .* left$", result.stdout, re.M)
+    assert len(lines) >= 2, result.stdout
+    assert len(lines) == (tmp_path / "run" / "rlrun.log").read_text().count("/3,072 (")
+
+
+def test_no_progress_lines_with_progress_every_0(tmp_path: Path) -> None:
+    result = rlrun([*TINY, "progress_every=0", f"hydra.run.dir={tmp_path / 'run'}"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert not re.search(r"^step [\d,]+/", result.stdout, re.M)
+
+
+def test_a_sweep_prints_its_progress_and_each_job_logs_its_own_lines(tmp_path: Path) -> None:
+    args = ["-m", *TINY, "seed=0,1", "hydra/launcher=joblib", "sweep=s", "progress_every=0.5"]
+    result = rlrun(args, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"^sweep progress: \d+ done, \d+ running, \d+ left \(\d+% of the steps\)", result.stdout, re.M)
+    assert "evaluation at step" not in result.stdout  # a job's lines go to its own log
+    logs = sorted((tmp_path / "outputs" / "sweeps" / "s").glob("gridworld-ppo/*/seed-*/rlrun.log"))
+    assert len(logs) == 2
+    assert all(log.read_text().count("evaluation at step") == 4 for log in logs)
+
+
+def test_durations_read_as_words() -> None:
+    assert [duration(s) for s in (0.04, 45, 185, 7620)] == ["0.0 s", "45 s", "3 min 05 s", "2 h 07 min"]
