@@ -59,10 +59,13 @@ def test_progress_lines_every_progress_every_seconds(tmp_path: Path) -> None:
     assert len(lines) == (tmp_path / "run" / "rlrun.log").read_text().count("/3,072 (")
 
 
-def test_no_progress_lines_with_progress_every_0(tmp_path: Path) -> None:
-    result = rlrun([*TINY, "progress_every=0", f"hydra.run.dir={tmp_path / 'run'}"], tmp_path)
+def test_no_progress_lines_with_progress_every_0_and_one_episode_in_words(tmp_path: Path) -> None:
+    one = ["eval.final_episodes=1", "eval.n_envs=1"]
+    result = rlrun([*TINY, *one, "progress_every=0", f"hydra.run.dir={tmp_path / 'run'}"], tmp_path)
     assert result.returncode == 0, result.stderr
     assert not re.search(r"^step [\d,]+/", result.stdout, re.M)
+    assert re.search(r"^gridworld \+ ppo, seed 0: mean return .* over 1 episode, success rate", result.stdout, re.M)
+    assert "episodes" not in result.stdout.split("final evaluation: 1 episode ...")[1]
 
 
 def test_a_sweep_prints_its_progress_and_each_job_logs_its_own_lines(tmp_path: Path) -> None:
@@ -71,6 +74,9 @@ def test_a_sweep_prints_its_progress_and_each_job_logs_its_own_lines(tmp_path: P
     assert result.returncode == 0, result.stderr
     assert re.search(r"^sweep progress: \d+ done, \d+ running, \d+ left \(\d+% of the steps\)", result.stdout, re.M)
     assert "evaluation at step" not in result.stdout  # a job's lines go to its own log
+    for noise in ("Joblib.Parallel(", "hydra.job.env_set", "RLRUN_SWEEP_ACTION"):  # the launcher's: in the sweep's log
+        assert noise not in result.stdout + result.stderr
+        assert noise in (tmp_path / "outputs" / "sweeps" / "s" / "rlrun.log").read_text()
     logs = sorted((tmp_path / "outputs" / "sweeps" / "s").glob("gridworld-ppo/*/seed-*/rlrun.log"))
     assert len(logs) == 2
     assert all(log.read_text().count("evaluation at step") == 4 for log in logs)
