@@ -105,9 +105,15 @@ class Progress(BaseCallback):
     def _on_training_end(self) -> None:
         if self._bar is not None:
             self._bar.update(self._task, completed=min(self.num_timesteps, self.total))
+        self.close()
+
+    def close(self) -> None:
+        """Take the progress bar down, if it is drawn, and give the console handlers their streams back."""
+        if self._bar is not None:
             self._bar.stop()
             for handler, stream in self._streams:
                 handler.setStream(stream)
+            self._streams.clear()
             self._bar = None
 
     def evaluation(self, step: int, result: EvalResult) -> None:

@@ -170,13 +170,13 @@ def _run(
     complete the run; a failure or a stop is recorded in run.json. The envs are closed at the end, and the
     tracked runs end with run.json's status."""
     gc_pause.resume()  # paused by the command line while the process started
+    shown = _progress(cfg, meta)  # what the run prints as it goes
     so_far: list[Callable[[], dict[str, Any]]] = []  # run.json's steps and seconds so far, once there are any
     try:
         sample_seed = None if cfg.eval.deterministic else cfg.seed
         evaluator = PeriodicEvaluation(eval_env, cfg.eval.every, cfg.eval.episodes, run_dir / "eval.csv", sample_seed)
         model, first = model_for(evaluator)
         so_far.append(lambda: {**RunRecord.counts(model.num_timesteps, evaluator.wall()), "eval_s": _eval_s(evaluator)})
-        shown = _progress(cfg, meta)
         evaluator.on_result = shown.evaluation
         live = KeepRecordCurrent(record, evaluator.wall, cfg.eval.every)
         snapshotter = snapshots.SnapshotCallback(
@@ -214,6 +214,7 @@ def _run(
             raise failure from error
         raise
     finally:
+        shown.close()  # a progress bar left by an error
         _close(train_env, eval_env)
         tracking.end(record)
 

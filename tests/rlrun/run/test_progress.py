@@ -9,7 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rlrun.run.progress import duration
+import pytest
+from stable_baselines3 import PPO
+
+from rlrun.run.progress import Progress, duration
 
 TINY = [
     "env=gridworld",
@@ -84,3 +87,15 @@ def test_a_sweep_prints_its_progress_and_each_job_logs_its_own_lines(tmp_path: P
 
 def test_durations_read_as_words() -> None:
     assert [duration(s) for s in (0.04, 45, 185, 7620)] == ["0.0 s", "45 s", "3 min 05 s", "2 h 07 min"]
+
+
+def test_the_progress_bar_ends_at_the_budget_not_past_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)  # rlrun draws the bar in a terminal only
+    shown = Progress(100, every_s=0, bar=True)
+    model = PPO("MlpPolicy", "CartPole-v1", n_steps=64, batch_size=64, n_epochs=1, policy_kwargs={"net_arch": [8]})
+    model.learn(100, callback=shown)  # one rollout of 64 steps too many: 128 steps taken
+    assert model.num_timesteps == 128
+    out = capsys.readouterr().out
+    assert "100/100" in out and "128/100" not in out
