@@ -116,6 +116,8 @@ def range_problems(cfg: DictConfig) -> list[Problem]:
             problems.append((f"{key}={value} must be a positive integer", f"set {key} to 1 or more"))
     if cfg.seed < 0:
         problems.append((f"seed={cfg.seed} must be >= 0", "use a non-negative seed, e.g. seed=0"))
+    if OmegaConf.select(cfg, "progress_every", default=0) < 0:
+        problems.append((f"progress_every={cfg.progress_every} must be >= 0", "give seconds, e.g. 60, or 0 for none"))
     max_steps = cfg.env.max_episode_steps
     if max_steps is not None and max_steps < 1:
         problems.append((f"env.max_episode_steps={max_steps} must be positive", "set it to 1 or more, or null"))

@@ -210,6 +210,22 @@ def format_block(info: EnvInfo) -> str:
     return "\n".join(lines)
 
 
+def format_presets() -> str:
+    """One line per preset of ``conf/tuned/``: the pair it applies to (``env=<env> algo=<algo>``) and where it
+    comes from (its first comment: tuned here, or RL Zoo's)."""
+    algos = sorted(_conf_files("algo"), key=len, reverse=True)  # her_tqc before tqc
+    lines = [f"{'env=<config> algo=<config>':<46} source"]
+    for name, path in _conf_files("tuned").items():
+        algo = next((a for a in algos if name.endswith(f"_{a}")), "?")
+        text = path.read_text()
+        source = "RL Zoo's (rl_zoo3)" if "rl_zoo3" in text else "tuned here"
+        if "not re-verified" in text:
+            source += ", not re-verified here"
+        pair = f"env={name.removesuffix('_' + algo)} algo={algo}"
+        lines.append(f"  {pair:<44} {source}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Print the listing as blocks of text, or as JSON with ``--json``."""
     parser = argparse.ArgumentParser(
@@ -218,9 +234,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--all", action="store_true", help="every registered Gymnasium env, not only rlrun's")
     parser.add_argument("--json", action="store_true", help="a JSON list of objects instead of text")
     parser.add_argument("--configs", action="store_true", help="only the env configs, their extras and ids")
+    parser.add_argument("--presets", action="store_true", help="the tuned presets (conf/tuned/), applied by pair")
     args = parser.parse_args(argv)
     configs = list_configs()
-    if args.configs:
+    if args.presets:
+        text = format_presets()
+    elif args.configs:
         text = json.dumps([asdict(c) for c in configs], indent=2) if args.json else format_configs(configs)
     else:
         with report_user_errors("rlrun-envs"):

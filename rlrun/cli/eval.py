@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from rlrun.config.errors import UserError, report_user_errors
-from rlrun.run.loading import CHOICES, eval_copies, load_run, run_episodes
+from rlrun.run.loading import CHOICES, eval_copies, load_run
+from rlrun.run.progress import episodes_word
+from rlrun.run.recording import Stopped, run_episodes
 
 
 def _copies(args: argparse.Namespace, render_mode: str | None) -> int:
@@ -21,32 +24,63 @@ def _copies(args: argparse.Namespace, render_mode: str | None) -> int:
     return args.n_envs if args.n_envs is not None else eval_copies(args.run_dir)
 
 
-def main(argv: list[str] | None = None) -> None:
-    """``rlrun-eval RUN_DIR [--snapshot S] [--episodes N] [--render ansi] [--video FILE] [--seed S]``."""
-    parser = argparse.ArgumentParser(prog="rlrun-eval", description="Evaluate, render or record a saved run.")
+def _render_mode(args: argparse.Namespace) -> str | None:
+    """The eval env's ``render_mode``: ``rgb_array`` to record, ``human`` (a window: only with a display)."""
+    if args.video and args.render:
+        raise UserError(f"--render {args.render} with --video: one at a time", "drop --render, or drop --video")
+    if args.render == "human" and sys.platform.startswith("linux"):
+        if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+            raise UserError(
+                "--render human opens a window, and this session has no display (DISPLAY is not set)",
+                "record it instead: --video episode.mp4 (or --render ansi for envs that print text)",
+            )
+    return "rgb_array" if args.video else args.render
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rlrun-eval",
+        description="Evaluate a saved run (its final model or a snapshot), show its episodes or record a video.",
+        epilog="Example: rlrun-eval outputs/runs/cartpole-ppo/<stamp> --video episode.mp4",
+    )
     parser.add_argument("run_dir", type=Path, help="a run folder (outputs/runs/<env>-<algo>/<stamp>)")
     parser.add_argument("--snapshot", default="final", help=f"{CHOICES} (default: final, else the newest snapshot)")
-    parser.add_argument("--episodes", type=int, default=10, help="evaluation episodes (default: 10)")
-    parser.add_argument("--render", choices=["ansi"], help="print each step's ANSI frame")
-    parser.add_argument("--video", type=Path, help="record rgb_array frames to FILE.gif or FILE.mp4")
+    parser.add_argument("--episodes", type=int, help="episodes (default: 10; 1 with --video)")
+    parser.add_argument(
+        "--render", choices=["ansi", "human"], help="ansi: print each step's text frame; human: show a window"
+    )
+    parser.add_argument(
+        "--video", type=Path, help="record to FILE.mp4 (streamed, any length) or FILE.gif (capped: held in memory)"
+    )
     parser.add_argument("--seed", type=int, help="seed of the evaluation env (default: the run's eval stream)")
     parser.add_argument(
         "--n-envs", type=int, help="env copies stepped together (default: the run's eval.n_envs; 1 to render)"
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``rlrun-eval RUN_DIR [--snapshot S] [--episodes N] [--render ansi|human] [--video FILE] [--seed S]``."""
+    args = _parser().parse_args(argv)
     with report_user_errors("rlrun-eval"):
-        if args.episodes < 1:
-            raise UserError(f"--episodes {args.episodes} must be at least 1", "e.g. --episodes 10")
-        render_mode = "rgb_array" if args.video else args.render
+        episodes = args.episodes if args.episodes is not None else 1 if args.video else 10
+        if episodes < 1:
+            raise UserError(f"--episodes {episodes} must be at least 1", "e.g. --episodes 10")
+        render_mode = _render_mode(args)
         n_envs = _copies(args, render_mode)
         # a received folder (not trusted) is read from data formats only: no pickle, allow-listed _target_s
         model, env = load_run(args.run_dir, args.snapshot, render_mode, args.seed, n_envs, untrusted="data")
-        result = run_episodes(model, env, args.episodes, args.render, args.video)
-        env.close()
+        try:
+            result = run_episodes(model, env, episodes, args.render, args.video)
+        except Stopped as stop:
+            print(f"rlrun-eval: {stop}; {'no video written' if args.video else 'nothing reported'}", file=sys.stderr)
+            sys.exit(stop.exit_status)
+        finally:
+            env.close()
     success = "" if result.success_rate is None else f"  success rate {result.success_rate:.2f}"
     print(
         f"{args.run_dir}: mean return {result.mean_return:.3f} ± {result.std_return:.3f} "
-        f"over {len(result.returns)} episodes{success}"
+        f"over {episodes_word(len(result.returns))}{success}"
     )
     if args.video:
         print(f"video: {args.video}")

@@ -113,13 +113,14 @@ def _report(run_dir: Path, final: dict[str, Any], env: str, algo: str, seed: int
     """The final line of a run, from what the run returned."""
     success = "" if final["success_rate"] is None else f", success rate {final['success_rate']:.2f}"
     log.info(
-        "%s + %s, seed %d: mean return %.3f ± %.3f over %d episodes%s\nrun folder: %s",
+        "%s + %s, seed %d: mean return %.3f ± %.3f over %d episode%s%s\nrun folder: %s",
         env,
         algo,
         seed,
         final["mean_return"],
         final["std_return"],
         final["episodes"],
+        "" if final["episodes"] == 1 else "s",
         success,
         run_dir,
     )

@@ -26,7 +26,7 @@ def _keys(text: str) -> list[str]:
 def _parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
-        description="Benchmark tables (IQM with 95%% bootstrap CI, learning curves) from run and sweep folders.",
+        description="Benchmark tables (IQM with 95% bootstrap CI, learning curves) from run and sweep folders.",
         epilog="Writes table.md, table.csv, table.json and curves.png. Example: rlrun-table outputs/sweeps/presets",
     )
     parser.add_argument("folders", nargs="+", type=Path, metavar="FOLDER", help="run, sweep or any folder of runs")

@@ -21,6 +21,7 @@ from rlrun.config.upgrade import legacy_spelling
 NON_TRAINING_KEYS = (
     "seed",
     "progress_bar",
+    "progress_every",
     "resume",
     "sweep",
     "eval",

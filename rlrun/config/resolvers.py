@@ -30,6 +30,7 @@ from typing import Any
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from rlrun.config import usage
 from rlrun.config.errors import UserError
 from rlrun.config.keys import override_key, training_overrides
 
@@ -216,6 +217,8 @@ def register() -> None:
         "rlrun.sweep_dir": (sweep_dir, True),
         "rlrun.env_name": (lambda env, env_id="": env_name(env, env_id), False),
         "rlrun.part": (benchmark_part, False),
+        "rlrun.commands": (usage.commands, False),  # the --help templates in conf/
+        "rlrun.config_groups": (usage.config_groups, False),
         "rlrun.sweep_subdir": (
             lambda env, algo, overrides, seed, env_id="": sweep_subdir(
                 env, algo, [str(o) for o in overrides], seed, env_id or None

@@ -90,6 +90,7 @@ class RunConfig:
     torch_threads: int = 1
     device: str = "cpu"
     progress_bar: str = "auto"
+    progress_every: float = 60.0  # seconds between plain progress lines without a progress bar; 0: none
     check_nan: bool = False
     resume: str | None = None
     sweep: str | None = None

@@ -147,6 +147,8 @@ class PeriodicEvaluation(BaseCallback):
         self.best_mean_return = -np.inf
         self.last_mean_return: float | None = None
         self.wall_offset = 0.0  # wall-clock seconds of earlier sessions of a resumed run
+        self.eval_s = 0.0  # seconds of wall() spent evaluating (run.json's eval_s)
+        self.on_result: Callable[[int, EvalResult], None] | None = None  # told each result, e.g. to print it
         self.started = time.perf_counter()
 
     def wall(self) -> float:
@@ -173,8 +175,10 @@ class PeriodicEvaluation(BaseCallback):
 
     def run_evaluation(self) -> EvalResult:
         """Evaluate now, log the result and append it to ``eval.csv``."""
+        started = time.perf_counter()
         sync_normalization(self.training_env, self.eval_env)
         result = evaluate(self.model, self.eval_env, self.episodes, sample_seed=self.seed_now())
+        self.eval_s += time.perf_counter() - started
         self.best_mean_return = max(self.best_mean_return, result.mean_return)
         self.last_mean_return = result.mean_return
         self.logger.record("eval/mean_reward", result.mean_return)
@@ -186,4 +190,6 @@ class PeriodicEvaluation(BaseCallback):
         wall = self.wall()
         with open(self.csv_path, "a") as f:
             f.write(f"{self.num_timesteps},{result.mean_return!r},{result.std_return!r},{success},{wall:.3f}\n")
+        if self.on_result is not None:
+            self.on_result(self.num_timesteps, result)
         return result

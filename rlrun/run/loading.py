@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 from omegaconf import DictConfig
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecEnv
@@ -19,7 +17,6 @@ from rlrun.make import models, vec_envs
 from rlrun.record import signatures
 from rlrun.record.fields import read_config
 from rlrun.run import received, snapshots
-from rlrun.run.evaluation import EvalResult, evaluate
 from rlrun.run.training import configure_torch
 
 CHOICES = "final, latest, best or a step number"
@@ -138,48 +135,3 @@ def _refuse_unlisted_code(run_dir: Path, cfg: DictConfig, refusal: UserError) ->
 def eval_copies(run_dir: Path) -> int:
     """The run's ``eval.n_envs`` (for runs written before the key, the one copy they evaluated on)."""
     return int(_run_config(run_dir).eval.n_envs)
-
-
-def _writer(path: Path, fps: int) -> Any:
-    import imageio.v2 as imageio
-
-    if path.suffix.lower() not in (".gif", ".mp4"):
-        raise UserError(f"--video {path}: the file must end in .gif or .mp4", "e.g. --video episode.gif")
-    if path.suffix.lower() == ".mp4":
-        try:
-            import imageio_ffmpeg  # noqa: F401
-        except ImportError:
-            raise UserError("--video *.mp4 needs ffmpeg", "pip install imageio-ffmpeg, or write a .gif") from None
-        return imageio.get_writer(path, fps=fps)
-    return imageio.get_writer(path, mode="I", duration=1000 / fps, loop=0)
-
-
-def run_episodes(
-    model: BaseAlgorithm, env: VecEnv, episodes: int, render: str | None, video: Path | None
-) -> EvalResult:
-    """Evaluate, printing ANSI frames or writing ``rgb_array`` frames to ``video`` as it goes.
-
-    Frames come from the first copy: render and record on a one-copy env (``load_run``'s default).
-    """
-    if video is None and render != "ansi":
-        return evaluate(model, env, episodes)
-    base = env.unwrapped.envs[0]  # type: ignore[attr-defined]
-    writer = _writer(video, int(base.metadata.get("render_fps", 30))) if video else None
-    frames = 0
-
-    def show(locals_: dict[str, Any], _globals: dict[str, Any]) -> None:
-        nonlocal frames
-        if locals_["i"] != 0:
-            return
-        frame = base.render()
-        if writer is not None:
-            writer.append_data(np.asarray(frame))
-        else:
-            print(frame)
-        frames += 1
-
-    try:
-        return evaluate(model, env, episodes, on_step=show)
-    finally:
-        if writer is not None:
-            writer.close()

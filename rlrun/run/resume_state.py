@@ -123,6 +123,7 @@ def capture(
             "best_mean_return": evaluator.best_mean_return,
             "last_mean_return": evaluator.last_mean_return,  # the score of the snapshots to come
             "wall_s": evaluator.wall(),
+            "eval_s": evaluator.eval_s,
         },
     }
 
@@ -165,6 +166,7 @@ def restore(
     evaluator.best_mean_return = state["evaluator"]["best_mean_return"]
     evaluator.last_mean_return = state["evaluator"].get("last_mean_return")
     evaluator.wall_offset = state["evaluator"]["wall_s"]
+    evaluator.eval_s = state["evaluator"].get("eval_s", 0.0)  # snapshots before eval_s: not known
     rng = state["rng"]
     random.setstate(rng["python"])
     np.random.set_state(rng["numpy"])

@@ -11,6 +11,7 @@ import contextlib
 import logging
 import os
 import sys
+import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -33,7 +34,7 @@ from rlrun.record import signatures
 from rlrun.record.formats import remove_partial_writes, write_failure, writing
 from rlrun.record.lock import claim
 from rlrun.record.run_record import RunRecord
-from rlrun.run import continuation, resume_state, snapshots
+from rlrun.run import continuation, progress, resume_state, snapshots
 from rlrun.run.evaluation import PeriodicEvaluation, evaluate, sync_normalization
 from rlrun.run.heartbeat import KeepRecordCurrent
 from rlrun.run.interrupts import InterruptCallback, LearningStopped, RunInterrupted, StoppableCallbacks
@@ -157,6 +158,17 @@ def _progress_bar(cfg: DictConfig, meta: dict[str, Any]) -> bool:
     return setting == "true"
 
 
+def _progress(cfg: DictConfig, meta: dict[str, Any]) -> progress.Progress:
+    """What the run prints as it goes (:mod:`rlrun.run.progress`); a sweep's job, to its own log only."""
+    every_s = float(OmegaConf.select(cfg, "progress_every", default=60))  # a run older than the key: 60
+    bar = _progress_bar(cfg, meta)
+    return progress.Progress(cfg.total_timesteps, every_s, bar, console=not meta.get("multirun", False))
+
+
+def _eval_s(evaluator: PeriodicEvaluation) -> float:
+    return round(evaluator.eval_s, 3)
+
+
 def _run(
     cfg: DictConfig,
     run_dir: Path,
@@ -172,13 +184,15 @@ def _run(
     complete the run; a failure or a stop is recorded in run.json. The envs are closed at the end, and the
     tracked runs end with run.json's status."""
     gc_pause.resume()  # paused by the command line while the process started
+    shown = _progress(cfg, meta)  # what the run prints as it goes
     so_far: list[Callable[[], dict[str, Any]]] = []  # run.json's steps and seconds so far, once there are any
     try:
         sample_seed = None if cfg.eval.deterministic else cfg.seed
         evaluator = PeriodicEvaluation(eval_env, cfg.eval.every, cfg.eval.episodes, run_dir / "eval.csv", sample_seed)
         model, first = model_for(evaluator)
         exact = record.data.get("resume_mode") != "restart_episodes"  # snapshots hold the envs themselves
-        so_far.append(lambda: RunRecord.counts(model.num_timesteps, evaluator.wall()))
+        so_far.append(lambda: {**RunRecord.counts(model.num_timesteps, evaluator.wall()), "eval_s": _eval_s(evaluator)})
+        evaluator.on_result = shown.evaluation
         live = KeepRecordCurrent(record, evaluator.wall, cfg.eval.every)
         snapshotter = snapshots.SnapshotCallback(
             run_dir / "snapshots",
@@ -195,16 +209,15 @@ def _run(
             with contextlib.suppress(LearningStopped):  # how a stop signal ends ARS, which ignores a callback's False
                 model.learn(
                     cfg.total_timesteps - model.num_timesteps,
-                    callback=StoppableCallbacks([*first, evaluator, live, snapshotter], interrupts),
+                    callback=StoppableCallbacks([*first, evaluator, shown, live, snapshotter], interrupts),
                     reset_num_timesteps=snapshot is None,
-                    progress_bar=_progress_bar(cfg, meta),
                 )
             if interrupts.received is not None:
                 interrupts.stop_snapshot or snapshotter.snapshot()  # steps and seconds recorded as it is written
-                record.finish("interrupted")
+                record.finish("interrupted", eval_s=_eval_s(evaluator))
                 raise RunInterrupted(interrupts.received, str(run_dir))
             snapshotter.snapshot()  # the final state, before the final evaluation: a continuation starts from it
-            return _complete(cfg, run_dir, record, model, train_env, eval_env, so_far[0]())
+            return _complete(cfg, run_dir, record, model, (train_env, eval_env), evaluator, shown)
     except RunInterrupted:
         raise
     except KeyboardInterrupt:  # a third signal, or one outside training: resumable from the last snapshot
@@ -217,6 +230,7 @@ def _run(
             raise failure from error
         raise
     finally:
+        shown.close()  # a progress bar left by an error
         _close(train_env, eval_env)
         tracking.end(record)
 
@@ -226,19 +240,25 @@ def _complete(
     run_dir: Path,
     record: RunRecord,
     model: BaseAlgorithm,
-    train_env: VecEnv,
-    eval_env: VecEnv,
-    counts: dict[str, Any],
+    envs: tuple[VecEnv, VecEnv],
+    evaluator: PeriodicEvaluation,
+    shown: progress.Progress,
 ) -> dict[str, Any]:
     """Training is over: the final evaluation (with the final VecNormalize statistics), the final model, and
-    run.json completed with ``counts`` (the steps and seconds of training)."""
-    record.progress(counts["timesteps"], counts["wall_s"])
+    run.json completed with the steps and seconds of the whole run (``eval_s``: those spent evaluating)."""
+    train_env, eval_env = envs
+    record.progress(model.num_timesteps, evaluator.wall())
     sync_normalization(train_env, eval_env)  # the final statistics, not the last evaluation's
     sample_seed = None if cfg.eval.deterministic else cfg.seed + model.num_timesteps  # as PeriodicEvaluation's
+    shown.final_started(cfg.eval.final_episodes, eval_env.num_envs)
+    started = time.perf_counter()
     final = evaluate(model, eval_env, cfg.eval.final_episodes, sample_seed=sample_seed)
+    evaluator.eval_s += time.perf_counter() - started
+    shown.final_done(final, time.perf_counter() - started)
     _save_final(model, run_dir)
     _log_final(model.logger, cfg, final.summary(), model.num_timesteps)
-    record.finish("completed", **counts, final=final.summary())
+    counts = RunRecord.counts(model.num_timesteps, evaluator.wall())
+    record.finish("completed", **counts, eval_s=_eval_s(evaluator), final=final.summary())
     return final.summary()
 
 

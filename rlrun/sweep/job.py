@@ -82,8 +82,17 @@ def _stop_when_asked(sweep_dir: Path, done: threading.Event) -> None:
         interrupts = getattr(handler, "__self__", None)
         if isinstance(interrupts, InterruptCallback) and callable(handler):
             if interrupts.received is None:
-                handler(signal.SIGTERM, None)
+                handler(_sweep_signal(sweep_dir), None)  # the sweep's own: a Ctrl-C reads as SIGINT
             return
+
+
+def _sweep_signal(sweep_dir: Path) -> int:
+    """The signal that stopped the sweep, as its stop marker names it; SIGTERM when there is none (the sweep's
+    process is gone)."""
+    try:
+        return int(signal.Signals[(sweep_dir / STOP_FILE).read_text().strip()])
+    except (OSError, KeyError):
+        return int(signal.SIGTERM)
 
 
 @contextmanager

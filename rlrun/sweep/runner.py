@@ -31,13 +31,14 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from rlrun.config.keys import override_value
+from rlrun.record import logs
 from rlrun.record.formats import now
 from rlrun.run.signals import handling
 from rlrun.startup import gc_pause
-from rlrun.sweep import plan
+from rlrun.sweep import plan, progress
 from rlrun.sweep.job import ACTION_VARIABLE, STOP_FILE, SweepStopped, mark_sweeper_process
 from rlrun.sweep.plan import LAUNCHED, RERUN, RESUME, SKIP, TRAIN, Job
-from rlrun.sweep.summary import Watcher, jobs_word, summary, sweep_json, write_sweep_json
+from rlrun.sweep.summary import LOG_NAME, Watcher, jobs_word, summary, sweep_json, write_sweep_json
 
 if TYPE_CHECKING:
     from rlrun.track.group import Group
@@ -144,14 +145,14 @@ def run(
             plan.keep_attempt(job)
     _announce(sweep_dir, jobs)
     to_run = [job for job in jobs if job.action in LAUNCHED]
-    watcher, stop = Watcher(jobs), StopRequest(sweep_dir, on_stop)
+    watcher, stop = Watcher(jobs, progress_every=progress.every_s(jobs)), StopRequest(sweep_dir, on_stop)
     stopped: int | None = None
     launcher_failed = False
     watcher.start()
     if jobs_elsewhere and to_run:
         _import_tables_meanwhile()
     try:
-        with stop.installed():
+        with stop.installed(), logs.to_log_files(logs.LAUNCHER_LOGGERS, sweep_dir / LOG_NAME):  # not the console
             step = batch_size or max(len(to_run), 1)
             for first in range(0, len(to_run), step):
                 if stop.signum is not None:

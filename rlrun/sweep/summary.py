@@ -13,6 +13,7 @@ from typing import Any
 
 from rlrun.record.formats import now, read_json, write_json
 from rlrun.sweep.plan import LAUNCHED, REFUSE, SKIP, Job
+from rlrun.sweep.progress import SweepProgress
 
 # A job's status in sweep.json: how its run ended (run.json's status) or what this invocation did instead
 JOB_STATUSES = ("completed", "skipped", "failed", "interrupted", "refused", "not_started")
@@ -43,11 +44,13 @@ def _last_line(text: str | None) -> str | None:
 
 
 class Watcher:
-    """Reads the launched jobs' folders and prints one line as each one ends, whatever the launcher."""
+    """Reads the launched jobs' folders and prints one line as each one ends, whatever the launcher, and the
+    sweep's progress every ``progress_every`` seconds (:mod:`rlrun.sweep.progress`)."""
 
-    def __init__(self, jobs: list[Job], poll_s: float = 1.0) -> None:
+    def __init__(self, jobs: list[Job], poll_s: float = 1.0, progress_every: float = 0.0) -> None:
         self.jobs = [job for job in jobs if job.action in LAUNCHED]
         self.before = {job.folder: _stamp(job) for job in self.jobs}
+        self.progress = SweepProgress(self.jobs, progress_every, lambda job: _stamp(job) != self.before[job.folder])
         self.reported: set[str] = set()
         self.poll_s = poll_s
         self._stop = threading.Event()
@@ -82,6 +85,7 @@ class Watcher:
     def _loop(self) -> None:
         while not self._stop.wait(self.poll_s):
             self.poll()
+            self.progress.tick()
 
     def poll(self, final: bool = False) -> None:
         """Print a line for each job that has ended since the last look (``final``: all launched jobs

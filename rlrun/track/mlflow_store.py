@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from rlrun.config.errors import UserError
+from rlrun.record import logs
 
 log = logging.getLogger("rlrun")
 
@@ -129,7 +130,8 @@ class Store:
         self.import_s = time.perf_counter() - started
         self.uri = uri
         self.experiment = experiment
-        self.client = MlflowClient(tracking_uri=uri)
+        with logs.to_log_files(logs.MLFLOW_STORE_LOGGERS):  # a new store's "Creating initial ... tables": rlrun.log
+            self.client = MlflowClient(tracking_uri=uri)
         self.experiment_id: str | None = None
         self.run_id: str | None = None
         self.last_step: dict[str, int] = {}  # per metric: the last step the service holds
@@ -140,7 +142,7 @@ class Store:
         """The experiment's id, the store and the experiment created if missing (under the store's lock)."""
         if self.experiment_id is None:
             started = time.perf_counter()
-            with store_lock(self.uri):
+            with store_lock(self.uri), logs.to_log_files(logs.MLFLOW_STORE_LOGGERS):
                 found = self.client.get_experiment_by_name(self.experiment)
                 if found is None:
                     location = None

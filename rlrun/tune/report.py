@@ -9,6 +9,7 @@ trial used, and compared by :func:`rlrun.table.write.write_tables`. Validation r
 
 from __future__ import annotations
 
+import itertools
 import logging
 import shutil
 import textwrap
@@ -100,6 +101,13 @@ def _set_aside(run: SeedRun, study_dir: Path) -> None:
     shutil.move(str(run.folder), attempts / str(k))
 
 
+def _validation_line(run: SeedRun, status: int, study_dir: Path) -> str:
+    """``trial-7/seed-1000: mean return 0.912`` (or ``failed``), as a validation run ends."""
+    final = ((run.record() or {}).get("final") or {}) if status == 0 else {}
+    outcome = f"mean return {final['mean_return']:.3f}" if final else "failed"
+    return f"{run.folder.relative_to(study_dir / 'validation')}: {outcome}"
+
+
 def validate(setup: Setup, best: optuna.trial.FrozenTrial) -> Path | None:
     """Train the best values and the starting point on fresh seeds; write the comparison table."""
     from rlrun.table.write import write_tables  # loaded only when a report is written
@@ -121,7 +129,14 @@ def validate(setup: Setup, best: optuna.trial.FrozenTrial) -> Path | None:
         best.number, seeds[0], seeds[-1], len(pending), len(runs) - len(pending),
     )  # fmt: skip
     failed: list[str] = []
-    run_all(pending, cores(), lambda run, status: failed.append(f"{run.folder}: {run.error()}") if status else None)
+    ended = itertools.count(1)
+
+    def report(run: SeedRun, status: int) -> None:
+        if status:
+            failed.append(f"{run.folder}: {run.error()}")
+        log.info("validation [%d/%d] %s", next(ended), len(pending), _validation_line(run, status, setup.folder))
+
+    run_all(pending, cores(), report)
     for line in failed:
         log.warning("validation run failed: %s", line)
     done = [

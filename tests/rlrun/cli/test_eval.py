@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -56,6 +57,29 @@ def test_record_gif(finished_run: Path, tmp_path: Path) -> None:
     frames = imageio.mimread(video)
     assert len(frames) >= 2 and frames[0].ndim == 3 and frames[0].shape[2] in (3, 4)
     assert np.asarray(frames[0]).std() > 0  # a picture, not a blank
+
+
+def test_video_records_one_episode_unless_episodes_says_more(
+    finished_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([str(finished_run), "--video", str(tmp_path / "one.gif")])
+    assert exited.value.code == 0
+    out = capsys.readouterr().out
+    assert "over 1 episode " in out + " " and "over 1 episodes" not in out
+    assert f"recording to {tmp_path / 'one.gif'}" in out
+
+
+def test_render_human_needs_a_display(finished_run: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    result = subprocess.run(
+        [sys.executable, "-m", "rlrun.cli.eval", str(finished_run), "--render", "human"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert result.returncode == 2 and "no display" in result.stderr and "--video episode.mp4" in result.stderr
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -129,6 +130,8 @@ def test_a_small_study_writes_the_preset_the_validation_table_and_the_plots(smal
     validation = sorted(f"{p.parent.name}/{p.name}" for p in (folder / "validation").glob("*/seed-*"))
     tried = f"trial-{best.number}"
     assert validation == sorted(["start/seed-1000", "start/seed-1001", f"{tried}/seed-1000", f"{tried}/seed-1001"])
+    printed = re.findall(r"validation \[(\d)/4\] (\S+): mean return -?\d", second.stdout)  # as each one ends
+    assert sorted(count for count, _ in printed) == ["1", "2", "3", "4"] and sorted(f for _, f in printed) == validation
 
 
 def test_running_the_command_again_adds_trials_without_retraining_finished_ones(small_study: dict[str, Any]) -> None:
