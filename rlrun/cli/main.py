@@ -38,6 +38,7 @@ from rlrun.config.keys import RESUME_OVERRIDES, override_key
 from rlrun.config.resolvers import env_name
 from rlrun.record.formats import WriteFailed
 from rlrun.record.leftovers import remove_leftovers
+from rlrun.record import signatures
 from rlrun.record.provenance import command_line, prog
 from rlrun.startup import bootstrap
 from rlrun.sweep.job import run_job
@@ -279,6 +280,7 @@ def _main() -> None:
         check_benchmark_part(command)
         check_output_folders(command)
         _refuse_existing_run_dir(command)
+        signatures.check_key()  # before Hydra creates the run folder
         _invocation = _Invocation.read(command)
         resume = _resume_overrides(command)
     sys.argv = [sys.argv[0], *command.argv, *resume]  # what Hydra reads: the command line and resume's folder
