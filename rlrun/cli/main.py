@@ -36,9 +36,9 @@ from rlrun.config import store
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.config.keys import RESUME_OVERRIDES, override_key
 from rlrun.config.resolvers import env_name
+from rlrun.record import signatures
 from rlrun.record.formats import WriteFailed
 from rlrun.record.leftovers import remove_leftovers
-from rlrun.record import signatures
 from rlrun.record.provenance import command_line, prog
 from rlrun.startup import bootstrap
 from rlrun.sweep.job import run_job
