@@ -34,7 +34,7 @@ from rlrun.record.formats import remove_partial_writes, write_failure, writing
 from rlrun.record.lock import claim
 from rlrun.record.run_record import RunRecord
 from rlrun.run import resume_state, snapshots
-from rlrun.run.evaluation import PeriodicEvaluation, evaluate, sync_normalization
+from rlrun.run.evaluation import PeriodicEvaluation, evaluate, refuse_non_finite, sync_normalization
 from rlrun.run.heartbeat import KeepRecordCurrent
 from rlrun.run.interrupts import InterruptCallback, LearningStopped, RunInterrupted, StoppableCallbacks
 from rlrun.startup import gc_pause
@@ -220,6 +220,7 @@ def _complete(
     sync_normalization(train_env, eval_env)  # the final statistics, not the last evaluation's
     sample_seed = None if cfg.eval.deterministic else cfg.seed + model.num_timesteps  # as PeriodicEvaluation's
     final = evaluate(model, eval_env, cfg.eval.final_episodes, sample_seed=sample_seed)
+    refuse_non_finite(final, model)
     _save_final(model, run_dir)
     _log_final(model.logger, cfg, final.summary(), model.num_timesteps)
     record.finish("completed", **counts, final=final.summary())
