@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from rlrun.checks import rules
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.run.loading import CHOICES, eval_copies, load_run, run_episodes
 from rlrun.startup import bootstrap
@@ -39,6 +40,8 @@ def main(argv: list[str] | None = None) -> None:
     with report_user_errors("rlrun-eval"):
         if args.episodes < 1:
             raise UserError(f"--episodes {args.episodes} must be at least 1", "e.g. --episodes 10")
+        if args.seed is not None:
+            rules.raise_if(rules.seed_problems(args.seed, "--seed "))
         render_mode = "rgb_array" if args.video else args.render
         n_envs = _copies(args, render_mode)
         # a received folder (not trusted) is read from data formats only: no pickle, allow-listed _target_s
