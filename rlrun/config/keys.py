@@ -23,6 +23,7 @@ NON_TRAINING_KEYS = (
     "progress_bar",
     "resume",
     "sweep",
+    "sweep_yes",
     "eval",
     "snapshot",
     "check_nan",
