@@ -9,6 +9,7 @@ All of it runs in well under 0.2 s.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +49,7 @@ ACTION_SPACES: dict[type[BaseAlgorithm], tuple[type[spaces.Space], ...]] = {
 # The conf/algo files whose name is not their class name in lower case (the fix of a misfit names them).
 OPTION_NAMES: dict[type[BaseAlgorithm], str] = {RecurrentPPO: "recurrent_ppo"}
 GOAL_KEYS = {"observation", "achieved_goal", "desired_goal"}
+SEED_MAX = 2**32 - 1  # numpy's legacy seeding (np.random.seed, which SB3's set_random_seed calls) takes no more
 # Choices of keys whose type is a plain string in the schema.
 CHOICES = {
     "device": ("cpu", "cuda", "auto"),
@@ -114,8 +116,7 @@ def range_problems(cfg: DictConfig) -> list[Problem]:
         value = OmegaConf.select(cfg, key, default=1)  # 1: a key newer than the run (resume)
         if value < 1:
             problems.append((f"{key}={value} must be a positive integer", f"set {key} to 1 or more"))
-    if cfg.seed < 0:
-        problems.append((f"seed={cfg.seed} must be >= 0", "use a non-negative seed, e.g. seed=0"))
+    problems += seed_and_thread_problems(cfg)
     if OmegaConf.select(cfg, "progress_every", default=0) < 0:
         problems.append((f"progress_every={cfg.progress_every} must be >= 0", "give seconds, e.g. 60, or 0 for none"))
     max_steps = cfg.env.max_episode_steps
@@ -129,6 +130,37 @@ def range_problems(cfg: DictConfig) -> list[Problem]:
         if value not in allowed and not (key == "device" and value.startswith("cuda:")):
             problems.append((f"{key}={value} is not one of {', '.join(allowed)}", f"set {key} to one of those"))
     return problems + algo_range_problems(cfg) + device_problems(str(cfg.device))
+
+
+def thread_cap() -> int:
+    """The most ``torch_threads`` a run may ask for: the cores this process may run on (more only slows torch)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def seed_problems(seed: int, name: str = "seed=") -> list[Problem]:
+    """A seed outside numpy's seeding range (``name``: how the user gave it, ``seed=`` or ``--seed ``)."""
+    if 0 <= seed <= SEED_MAX:
+        return []
+    return [(f"{name}{seed} is outside numpy's seeding range, 0 to 2**32 - 1 ({SEED_MAX})", f"use e.g. {name}0")]
+
+
+def seed_and_thread_problems(cfg: DictConfig) -> list[Problem]:
+    """``seed`` within numpy's seeding range (SB3 seeds numpy's global generator with it) and ``torch_threads``
+    within :func:`thread_cap`, found here rather than as numpy's error or "can't start new thread" mid-run."""
+    problems = seed_problems(cfg.seed)
+    threads, cap = OmegaConf.select(cfg, "torch_threads", default=1), thread_cap()
+    if threads > cap:
+        problems.append(
+            (
+                f"torch_threads={threads} is more than this machine's {cap} cores (the cap: more threads than "
+                "cores only slow torch down)",
+                f"set torch_threads to at most {cap}; 1 is fastest for small nets",
+            )
+        )
+    return problems
 
 
 def algo_range_problems(cfg: DictConfig) -> list[Problem]:

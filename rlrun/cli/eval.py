@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from rlrun.checks import rules
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.run.loading import CHOICES, eval_copies, load_run
 from rlrun.run.progress import episodes_word
@@ -66,6 +67,8 @@ def main(argv: list[str] | None = None) -> None:
         episodes = args.episodes if args.episodes is not None else 1 if args.video else 10
         if episodes < 1:
             raise UserError(f"--episodes {episodes} must be at least 1", "e.g. --episodes 10")
+        if args.seed is not None:
+            rules.raise_if(rules.seed_problems(args.seed, "--seed "))
         render_mode = _render_mode(args)
         n_envs = _copies(args, render_mode)
         # a received folder (not trusted) is read from data formats only: no pickle, allow-listed _target_s

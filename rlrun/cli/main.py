@@ -32,10 +32,11 @@ from rlrun.cli.command_line import (
 
 # Only modules that do not import torch: a sweep's own process starts its launcher's workers before it
 # imports torch (hydra_plugins/rlrun_sweeper/warm_up.py); training imports it where it starts.
-from rlrun.config import store
+from rlrun.config import store, user_configs
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.config.keys import RESUME_OVERRIDES, override_key
 from rlrun.config.resolvers import env_name
+from rlrun.record import signatures
 from rlrun.record.formats import WriteFailed
 from rlrun.record.leftovers import remove_leftovers
 from rlrun.record.provenance import command_line, prog
@@ -130,6 +131,9 @@ def _report(run_dir: Path, final: dict[str, Any], env: str, algo: str, seed: int
 def _hydra_main(cfg: DictConfig) -> float | None:
     """Train (or resume) one run; return its final mean return, the value Hydra's sweepers optimise."""
     meta = _meta(cfg)
+    if meta["preset"] is not None:  # the user's own (--config-dir) or rlrun's
+        sources = GlobalHydra.instance().config_loader().get_sources()
+        log.info("preset: tuned=%s from %s", meta["preset"], user_configs.preset_source(sources, meta["preset"]))
     if meta["multirun"]:  # a sweep's job: records whatever happens and returns (rlrun/sweep/job.py)
         hydra_cfg = HydraConfig.get()
         return run_job(cfg, Path(hydra_cfg.runtime.output_dir), Path(hydra_cfg.sweep.dir), meta)
@@ -285,9 +289,11 @@ def _main() -> None:
         check_benchmark_part(command)
         check_output_folders(command)
         _refuse_existing_run_dir(command)
+        signatures.check_key()  # before Hydra creates the run folder
         _invocation = _Invocation.read(command)
         resume = _resume_overrides(command)
-    sys.argv = [sys.argv[0], *command.argv, *resume]  # what Hydra reads: the command line and resume's folder
+        argv = user_configs.user_configs_first(command.argv)  # the user's --config-dir searched first
+    sys.argv = [sys.argv[0], *argv, *resume]  # what Hydra reads: the command line and resume's folder
     _hydra_main()
 
 

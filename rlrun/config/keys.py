@@ -24,6 +24,7 @@ NON_TRAINING_KEYS = (
     "progress_every",
     "resume",
     "sweep",
+    "sweep_yes",
     "eval",
     "snapshot",
     "check_nan",

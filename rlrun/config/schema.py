@@ -94,6 +94,7 @@ class RunConfig:
     check_nan: bool = False
     resume: str | None = None
     sweep: str | None = None
+    sweep_yes: bool = False  # confirms a sweep of more than rlrun.sweep.size.CONFIRM_ABOVE jobs without a terminal
     eval: EvalConfig = field(default_factory=EvalConfig)
     snapshot: SnapshotConfig = field(default_factory=SnapshotConfig)
     tune: TuneConfig = field(default_factory=TuneConfig)

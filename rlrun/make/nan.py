@@ -1,10 +1,14 @@
 """``check_nan=true``: stop at the first NaN or inf, naming the step, the env copy and the value.
 
 SB3's ``VecCheckNan`` finds the bad value but not which copy produced it or when; this subclass
-adds both, so the user can reproduce it with ``env.seed + index``.
+adds both, so the user can reproduce it with ``env.seed + index``. It also checks what ``VecCheckNan`` does not:
+the observation an episode ended on, which a VecEnv hands over in ``infos[i]["terminal_observation"]`` (the
+next episode's first observation takes its place) and which off-policy algorithms store and learn from.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 from stable_baselines3.common.vec_env import VecCheckNan, VecEnv
@@ -12,7 +16,8 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnvObs, VecEnvStepR
 
 
 class NonFiniteValue(ValueError):
-    """A NaN or inf in observations, rewards or actions during training."""
+    """A NaN or inf in observations (terminal ones too), rewards or actions during training, or in an
+    evaluation's returns."""
 
 
 class CheckNan(VecCheckNan):
@@ -33,7 +38,25 @@ class CheckNan(VecCheckNan):
     def step_wait(self) -> VecEnvStepReturn:
         self.steps += self.num_envs
         self._where = f"returned by the env at step {self.steps}"
-        return super().step_wait()
+        observations, rewards, dones, infos = super().step_wait()
+        for index, info in enumerate(infos):
+            self._check_terminal(index, info.get("terminal_observation"))
+        return observations, rewards, dones, infos
+
+    def _check_terminal(self, index: int, observation: Any) -> None:
+        """The observation copy ``index`` ended its episode on (none: the episode goes on)."""
+        if observation is None:
+            return
+        parts = observation.items() if isinstance(observation, dict) else [("", observation)]
+        for key, value in parts:
+            array = np.asarray(value, dtype=float)
+            if not np.isfinite(array).all():
+                kind = "nan" if np.isnan(array).any() else "inf"
+                where = f' (key "{key}")' if key else ""
+                raise NonFiniteValue(
+                    f"check_nan: found {kind} in the terminal observation{where} {self._where}, env copy {index} "
+                    f"(seeded seed + index): {array.reshape(-1).tolist()}"
+                )
 
     def check_array_value(self, name: str, value: np.ndarray) -> list[tuple[str, str]]:
         found = super().check_array_value(name, value)

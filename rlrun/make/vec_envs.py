@@ -35,7 +35,7 @@ from rlrun.make.nan import CheckNan
 Wrapper = Callable[[gym.Env], gym.Env]
 # The stop signals (rlrun.run.signals.SIGNALS, a layer above this one; a test checks the two agree), which
 # subprocess env workers ignore: the main process decides when to stop.
-WORKER_IGNORES = (signal.SIGINT, signal.SIGTERM, signal.SIGUSR2)
+WORKER_IGNORES = (signal.SIGINT, signal.SIGTERM, signal.SIGUSR2, signal.SIGHUP)
 RMS = ("mean", "var", "count")  # what SB3's RunningMeanStd holds, as saved in vecnormalize.npz
 
 

@@ -75,6 +75,25 @@ def _key() -> bytes:
     return key
 
 
+def check_key() -> None:
+    """Called before a run folder is created: the key can be read, or created where it is to be (the file named
+    by ``RLRUN_TRUST_KEY``, or under ``$XDG_CONFIG_HOME``/``$HOME``). Else a user mistake naming the path and
+    ``RLRUN_TRUST_KEY``, instead of a run that fails once it has started and must sign what it wrote."""
+    path = key_path()
+    try:
+        _key()
+    except OSError as error:
+        if path.is_dir():
+            problem = f"the trust key {path} is a folder, not a file"
+        else:
+            problem = f"the trust key {path} can neither be read nor created ({error.strerror or error})"
+        raise UserError(
+            f"{problem}: rlrun signs what it writes with it, so nothing was started",
+            f"point {KEY_ENV} at a key file in a folder you can write (export {KEY_ENV}=/path/to/trust.key; "
+            "it is created on first use), or make that folder writable",
+        ) from None
+
+
 def sha256(path: Path) -> str:
     """The sha256 of a file's bytes, read in blocks."""
     digest = hashlib.sha256()

@@ -29,6 +29,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.evaluation import evaluate_policy
 from stable_baselines3.common.vec_env import VecEnv, unwrap_vec_normalize
 
+from rlrun.make.nan import NonFiniteValue
 from rlrun.record.formats import EVAL_CSV_HEADER
 
 
@@ -115,6 +116,30 @@ def evaluate(
     return EvalResult(list(map(float, returns)), list(map(int, lengths)), successes)  # type: ignore[arg-type]
 
 
+def refuse_non_finite(result: EvalResult, model: BaseAlgorithm) -> None:
+    """During a run (periodic and final evaluations): an evaluation whose returns hold NaN or inf fails the run
+    (a ``final`` of NaN would pass for a result), naming the step and what produced it: the model, when its
+    parameters are no longer finite (training diverged), else the env (its rewards or observations)."""
+    bad = [r for r in result.returns if not np.isfinite(r)]
+    if not bad:
+        return
+    parameters = getattr(getattr(model, "policy", None), "parameters", None)  # torch's; SBX's (JAX) have none
+    finite = all(bool(torch.isfinite(p).all()) for p in parameters()) if callable(parameters) else None
+    if finite is False:
+        source = (
+            "the model produced it: its parameters hold NaN or inf (training diverged; try a lower "
+            "algo.learning_rate, or env.normalize)"
+        )
+    else:
+        source = "the env produced it: " if finite else "the env or the model produced it: "
+        source += "its rewards or observations are not finite (check_nan=true stops at the first one, naming the "
+        source += "step and env copy)"
+    raise NonFiniteValue(
+        f"evaluation at step {model.num_timesteps} returned {bad[0]} in {len(bad)} of {len(result.returns)} "
+        f"episodes; {source}"
+    )
+
+
 def sync_normalization(train_env: VecEnv, eval_env: VecEnv) -> None:
     """Give the eval env the training envs' current VecNormalize statistics.
 
@@ -179,6 +204,7 @@ class PeriodicEvaluation(BaseCallback):
         sync_normalization(self.training_env, self.eval_env)
         result = evaluate(self.model, self.eval_env, self.episodes, sample_seed=self.seed_now())
         self.eval_s += time.perf_counter() - started
+        refuse_non_finite(result, self.model)
         self.best_mean_return = max(self.best_mean_return, result.mean_return)
         self.last_mean_return = result.mean_return
         self.logger.record("eval/mean_reward", result.mean_return)

@@ -1,6 +1,7 @@
 """Stopping a run on a signal (DESIGN.md, "Stopping a run: signals").
 
-The first SIGINT, SIGTERM or SIGUSR2 (SLURM's and submitit's warning before a time limit) asks for a
+The first SIGINT, SIGTERM, SIGUSR2 (SLURM's and submitit's warning before a time limit) or SIGHUP (a
+closed terminal or SSH session) asks for a
 stop at the next rollout/update boundary, the point where periodic snapshots are taken: the snapshot
 is written there and the run resumes bit-identically. A second signal stops at the next env step,
 after SB3's own bookkeeping of that step (a mid-rollout snapshot: correct, not bit-identical). A third
@@ -27,7 +28,7 @@ from rlrun.run.signals import handling
 
 class RunInterrupted(Exception):
     """The run stopped on a signal after writing a snapshot; ``exit_status`` follows the shell's 128 + N
-    (130 SIGINT, 143 SIGTERM, 140 SIGUSR2)."""
+    (130 SIGINT, 143 SIGTERM, 140 SIGUSR2, 129 SIGHUP)."""
 
     def __init__(self, signum: int, run_dir: str) -> None:
         super().__init__(f"interrupted by {signal.Signals(signum).name}")

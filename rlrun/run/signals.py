@@ -11,7 +11,8 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGUSR2)
+# SIGHUP: a closed terminal or SSH session, the commonest way a foreground run dies; a stop like SIGTERM.
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGUSR2, signal.SIGHUP)
 
 
 @contextmanager

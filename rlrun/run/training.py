@@ -35,7 +35,7 @@ from rlrun.record.formats import remove_partial_writes, write_failure, writing
 from rlrun.record.lock import claim
 from rlrun.record.run_record import RunRecord
 from rlrun.run import continuation, progress, resume_state, snapshots
-from rlrun.run.evaluation import PeriodicEvaluation, evaluate, sync_normalization
+from rlrun.run.evaluation import PeriodicEvaluation, evaluate, refuse_non_finite, sync_normalization
 from rlrun.run.heartbeat import KeepRecordCurrent
 from rlrun.run.interrupts import InterruptCallback, LearningStopped, RunInterrupted, StoppableCallbacks
 from rlrun.startup import gc_pause
@@ -254,6 +254,7 @@ def _complete(
     started = time.perf_counter()
     final = evaluate(model, eval_env, cfg.eval.final_episodes, sample_seed=sample_seed)
     evaluator.eval_s += time.perf_counter() - started
+    refuse_non_finite(final, model)
     shown.final_done(final, time.perf_counter() - started)
     _save_final(model, run_dir)
     _log_final(model.logger, cfg, final.summary(), model.num_timesteps)

@@ -26,6 +26,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, suppress
+from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -35,7 +36,7 @@ from rlrun.record import logs
 from rlrun.record.formats import now
 from rlrun.run.signals import handling
 from rlrun.startup import gc_pause
-from rlrun.sweep import plan, progress
+from rlrun.sweep import deaths, plan, progress
 from rlrun.sweep.job import ACTION_VARIABLE, STOP_FILE, SweepStopped, mark_sweeper_process
 from rlrun.sweep.plan import LAUNCHED, RERUN, RESUME, SKIP, TRAIN, Job
 from rlrun.sweep.summary import LOG_NAME, Watcher, jobs_word, summary, sweep_json, write_sweep_json
@@ -81,6 +82,10 @@ def launch_overrides(job: Job, sweep_dir: Path) -> list[str]:
     job's environment, whatever process the launcher runs the job in)."""
     folder = [f"hydra.sweep.dir={override_value(str(sweep_dir))}", f"hydra.sweep.subdir={override_value(job.folder)}"]
     return [*job.overrides, *folder, f"+hydra.job.env_set.{ACTION_VARIABLE}={job.action}"]
+
+
+def _launch_jobs(launch: Launch, sweep_dir: Path, first: int, jobs: list[Job]) -> Sequence[Any]:
+    return launch([launch_overrides(job, sweep_dir) for job in jobs], first)
 
 
 def _announce(sweep_dir: Path, jobs: list[Job]) -> None:
@@ -157,7 +162,11 @@ def run(
             for first in range(0, len(to_run), step):
                 if stop.signum is not None:
                     break
-                launch([launch_overrides(job, sweep_dir) for job in to_run[first : first + step]], first)
+                deaths.launch_surviving(  # a job killed outright costs only itself
+                    partial(_launch_jobs, launch, sweep_dir, first),
+                    to_run[first : first + step],
+                    lambda: stop.signum is not None,
+                )
     except SweepStopped as signalled:
         stopped = signalled.signum
     except KeyboardInterrupt:

@@ -13,7 +13,6 @@ the static ``split_arguments(overrides, max_batch_size)`` (the product itself). 
 ``hydra._internal.core_plugins.basic_launcher``, is imported only to tell whether jobs run in this process.
 """
 
-import copy
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +29,7 @@ from rlrun.sweep import warm_up
 
 if TYPE_CHECKING:
     from rlrun.sweep.plan import Job
+    from rlrun.sweep.templates import Templates
 
 
 def _claim(sweep_dir: Path) -> None:
@@ -67,21 +67,42 @@ class RlrunSweeper(BasicSweeper):
         super().setup(hydra_context=hydra_context, task_function=task_function, config=config)
         warm_up.start(self.launcher)
 
-    def _job(self, overrides: list[str], sweep_dir: Path) -> "Job":
-        """Compose one job's config as its launcher will, and name its folder."""
+    def _compose(self, overrides: list[str]) -> DictConfig:
+        """One job's config as its launcher will compose it (Hydra's node included)."""
+        assert self.hydra_context is not None and self.config is not None
+        return self.hydra_context.config_loader.load_sweep_config(self.config, overrides)
+
+    def _job(self, overrides: list[str], sweep_dir: Path, templates: "Templates") -> "Job":
+        """Compose one job's config (:mod:`rlrun.sweep.templates`), and name its folder."""
         from rlrun.config.keys import config_hash
         from rlrun.config.resolvers import sweep_subdir
         from rlrun.sweep.plan import Job  # noqa: F811  (here: importing rlrun imports this module)
 
-        assert self.hydra_context is not None and self.config is not None
-        cfg = self.hydra_context.config_loader.load_sweep_config(self.config, overrides)
-        choices = cfg.hydra.runtime.choices
-        env_id = OmegaConf.select(cfg, "env.id", default=None)  # names the folder with env=gym and family configs
-        folder = sweep_subdir(str(choices.get("env")), str(choices.get("algo")), overrides, cfg.seed, env_id)
-        task = copy.deepcopy(cfg)  # what the job sees: Hydra's run_job drops the hydra node
-        with read_write(task), open_dict(task):
-            del task["hydra"]
+        composed = templates.config(overrides)
+        task, choices = composed.task, composed.choices
+        env_id = OmegaConf.select(task, "env.id", default=None)  # names the folder with env=gym and family configs
+        folder = sweep_subdir(str(choices.get("env")), str(choices.get("algo")), overrides, task.seed, env_id)
         return Job(overrides, folder, sweep_dir / folder, config_hash(task), config=task)
+
+    def plan(self, arguments: list[str], sweep_dir: Path) -> tuple[list["Job"], "Templates"]:
+        """Every job of the sweep, composed; its size is printed first, and a sweep above
+        :data:`rlrun.sweep.size.CONFIRM_ABOVE` jobs is confirmed (a user mistake refused otherwise) before any
+        config is composed."""
+        from rlrun.config.errors import report_user_errors
+        from rlrun.sweep import size
+        from rlrun.sweep.summary import jobs_word
+        from rlrun.sweep.templates import Templates  # noqa: F811
+
+        assert self.config is not None and self.hydra_context is not None
+        parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
+        params = [f"{key}={value}" for key, value in self.params.items()]  # as BasicSweeper.sweep reads them
+        overrides = parser.parse_overrides([*params, *arguments])
+        planned = [list(job) for batch in self.split_arguments(overrides, None) for job in batch]
+        print(f"sweep {sweep_dir}: {jobs_word(len(planned))} planned; composing their configs", flush=True)
+        with report_user_errors():
+            size.confirm(len(planned), bool(self.config.get("sweep_yes", False)))
+        templates = Templates(self._compose, parser.parse_overrides)
+        return [self._job(job, sweep_dir, templates) for job in planned], templates
 
     def sweep(self, arguments: list[str]) -> None:
         """Plan every job, launch those to run, record the sweep; exit with the sweep's status."""
@@ -92,11 +113,8 @@ class RlrunSweeper(BasicSweeper):
         from rlrun.sweep.plan import decide, refuse_collisions, refuse_common_mistake
 
         assert self.config is not None and self.launcher is not None and self.hydra_context is not None
-        parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
-        params = [f"{key}={value}" for key, value in self.params.items()]  # as BasicSweeper.sweep reads them
-        overrides = parser.parse_overrides([*params, *arguments])
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
-        jobs = [self._job(list(job), sweep_dir) for batch in self.split_arguments(overrides, None) for job in batch]
+        jobs, _ = self.plan(arguments, sweep_dir)
         with report_user_errors():
             refuse_collisions(jobs)
             for job in jobs:

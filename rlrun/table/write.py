@@ -6,6 +6,7 @@ give the same bytes. ``rlrun-table`` (:mod:`rlrun.cli.table`), sweeps and tuning
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -86,8 +87,8 @@ def _describe(group: Group, out: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _check_out(out: Path) -> None:
-    """Refuse a folder for the table files that is a file, lies under one, or holds a folder named like a
-    table file: found before anything is read or written."""
+    """Refuse a folder for the table files that is a file, lies under one, cannot be written (read-only), or
+    holds a folder named like a table file: found before anything is read or written."""
     existing = out.absolute()
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
@@ -97,6 +98,14 @@ def _check_out(out: Path) -> None:
             f"--out {out} {where} an existing file, not a folder for the table files",
             "give --out a folder (it is created if missing); nothing was written",
         )
+    try:  # the folder (or, for one still to be made, the folder it is made in) takes files: probe it
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as error:
+        raise UserError(
+            f"--out {out} cannot be written: {existing}: {error.strerror or error}",
+            "give --out a folder you can write, e.g. --out ~/tables (it is created if missing); nothing was written",
+        ) from None
     taken = [name for name in FILES if (out / name).exists() and not (out / name).is_file()]
     if taken:
         raise UserError(

@@ -15,10 +15,12 @@ jobs start. Calls to a server are bounded (no retries, ``timeout_s``): a dead se
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import importlib.util
 import logging
 import os
+import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -80,6 +82,27 @@ def check_uri(uri: str | None) -> None:
             "give http://host:5000 for a server, sqlite:///outputs/mlflow.db for a local store, "
             "or leave it unset (null) for the store in outputs/",
         )
+
+
+def check_sqlite_store(uri: str, key: str = "--tracking-uri") -> None:
+    """Refuse a local SQLite store whose file exists but is no SQLite database (a damaged ``mlflow.db``), before
+    anything is sent: SQLAlchemy would fail mid-way with its ``DatabaseError``. A store still to be created is
+    fine; other stores (servers, files) are MLflow's to judge."""
+    if not uri.startswith("sqlite:///"):
+        return
+    path = Path(uri.removeprefix("sqlite:///"))
+    if not path.is_file():
+        return
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)) as db:
+            (verdict,) = db.execute("PRAGMA quick_check").fetchone()
+        if verdict != "ok":
+            raise sqlite3.DatabaseError(verdict)
+    except sqlite3.DatabaseError as error:
+        raise UserError(
+            f"the MLflow store {path} is not a SQLite database MLflow can read ({error})",
+            f"move it aside (mv {path} {path}.damaged) to have a new store made, or give {key} another store",
+        ) from None
 
 
 def outputs_folder(run_dir: Path) -> Path:

@@ -23,7 +23,7 @@ from rlrun.record.formats import parse_eval_csv, read_json, write_json
 from rlrun.record.lock import claim
 from rlrun.track.base import flatten
 from rlrun.track.mlflow import DEFAULT_ARTIFACTS, read_unsent, replay
-from rlrun.track.mlflow_store import Store, check_uri, local_uri, outputs_folder
+from rlrun.track.mlflow_store import Store, check_sqlite_store, check_uri, local_uri, outputs_folder
 from rlrun.track.names import UNSENT_NAME
 from rlrun.track.session import run_artifacts
 
@@ -98,6 +98,7 @@ def sync_run(run_dir: Path, tracking_uri: str | None = None, experiment: str | N
         tracking_uri or known.get("tracking_uri") or settings.get("tracking_uri") or local_uri(outputs_folder(run_dir))
     )
     experiment = experiment or known.get("experiment") or settings.get("experiment") or "rlrun"
+    check_sqlite_store(uri)
     with claim(run_dir):
         unsent = read_unsent(run_dir / UNSENT_NAME)
         run_id = known.get("run_id") if known.get("tracking_uri") == uri else None

@@ -22,7 +22,7 @@ from tests.rlrun.helpers import compose_config
         ("eval.episodes=0", "eval.episodes=0 must be a positive integer"),
         ("env.n_envs=0", "env.n_envs=0 must be a positive integer"),
         ("torch_threads=0", "torch_threads=0 must be a positive integer"),
-        ("seed=-1", "seed=-1 must be >= 0"),
+        ("seed=-1", "seed=-1 is outside numpy's seeding range, 0 to 2**32 - 1 (4294967295)"),
         ("device=gpu", "device=gpu is not one of cpu, cuda, auto"),
         ("env.vec_env=threads", "env.vec_env=threads is not one of dummy, subproc"),
         ("snapshot.replay_buffer=some", "snapshot.replay_buffer=some is not one of latest, all, none"),

@@ -19,7 +19,8 @@ import torch
 from hydra.utils import get_class
 from stable_baselines3 import DQN
 
-from rlrun.run import snapshots
+from rlrun.make import vec_envs
+from rlrun.run import signals, snapshots
 from rlrun.run.training import train
 from tests.rlrun.helpers import compose_config
 
@@ -138,9 +139,16 @@ def test_second_signal_keeps_dqn_per_step_bookkeeping(tmp_path: Path) -> None:
     assert model.exploration_rate == model.exploration_schedule(1 - 80 / 256)  # the schedule at step 80
 
 
-def test_env_workers_ignore_exactly_the_stop_signals() -> None:
-    """make/ sits below run/, so the workers' list is its own: it must be the stop signals, no more, no less."""
-    from rlrun.make.vec_envs import WORKER_IGNORES
-    from rlrun.run.signals import SIGNALS
+def test_sighup_a_closed_terminal_stops_at_the_boundary_with_a_snapshot(tmp_path: Path) -> None:
+    run_dir = tmp_path / "stopped"
+    assert stop(run_dir, "SIGHUP", 1, PPO) == 129  # not 99: rlrun's handler was in force
+    stopped = record(run_dir)
+    assert stopped["status"] == "interrupted" and stopped["timesteps"] == 96
+    assert snapshot_steps(run_dir)[-1] == 96
+    resume_in_fresh_process(run_dir)
+    assert record(run_dir)["status"] == "completed"
 
-    assert set(WORKER_IGNORES) == set(SIGNALS)
+
+def test_env_workers_ignore_exactly_the_stop_signals() -> None:
+    assert set(vec_envs.WORKER_IGNORES) == set(signals.SIGNALS)
+    assert signal.SIGHUP in signals.SIGNALS

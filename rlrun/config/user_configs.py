@@ -1,0 +1,92 @@
+"""The user's ``--config-dir`` configs win over rlrun's bundled ones, and a run says where its preset came from.
+
+Hydra puts a ``--config-dir`` folder on the search path *after* the primary config path (rlrun's bundled
+``conf/``), so a user's ``tuned/pointenv_sac.yaml`` would be shadowed by the bundled file of that name and
+silently ignored. Hydra's search path is searched in order, the first match winning; so rlrun hands Hydra the
+user's folder as the primary config path (``--config-path``) and its own ``conf/`` as the additional one
+(``--config-dir``): the user's files come first, and every config the user's folder lacks is still rlrun's.
+A malformed YAML file in the user's folder is a user mistake naming the file and line, found before Hydra runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rlrun.config.errors import UserError
+
+BUNDLED = "rlrun.conf"
+
+
+def bundled_dir() -> Path:
+    """rlrun's own ``conf/`` folder, as installed (the package ``rlrun.conf``)."""
+    return Path(str(files(BUNDLED)))
+
+
+def check_yaml(config_dir: Path) -> None:
+    """Refuse a YAML file in the user's config folder, its groups or their subgroups (``hydra/launcher``) that does
+    not parse, naming its file and line."""
+    found = [p for depth in range(3) for p in config_dir.glob("*/" * depth + "*.yaml")]  # groups and subgroups
+    for path in sorted(p for p in found if not any(part.startswith(".") for part in p.relative_to(config_dir).parts)):
+        try:
+            yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.MarkedYAMLError as error:
+            mark = error.problem_mark or error.context_mark
+            line = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+            raise UserError(
+                f"{path}{line}: malformed YAML: {error.problem or error.context}",
+                f"fix the file at that line, or move it out of --config-dir {config_dir}",
+            ) from None
+        except (yaml.YAMLError, UnicodeDecodeError, OSError) as error:
+            raise UserError(f"{path}: cannot be read as YAML: {error}", "fix or remove the file") from None
+
+
+_FLAGS = {"--config-dir": "dir", "-cd": "dir", "--config-path": "path", "-cp": "path"}
+
+
+def _split(argv: Sequence[str]) -> tuple[dict[str, str | None], list[str]]:
+    """Hydra's ``--config-dir``/``--config-path`` flags (``-cd``, ``-cp``; ``FLAG VALUE`` or ``FLAG=VALUE``), and
+    the other arguments in their order."""
+    flags: dict[str, str | None] = {}
+    rest: list[str] = []
+    args = iter(argv)
+    for arg in args:
+        name, equals, value = arg.partition("=")
+        if name in _FLAGS:
+            flags[_FLAGS[name]] = value if equals else next(args, None)
+        else:
+            rest.append(arg)
+    return flags, rest
+
+
+def user_configs_first(argv: Sequence[str]) -> list[str]:
+    """``argv`` with its ``--config-dir DIR`` (also ``-cd DIR``, ``--config-dir=DIR``) made Hydra's primary config
+    path and rlrun's bundled ``conf/`` the additional folder, after checking the folder's YAML files; ``argv``
+    unchanged without one, or when it also sets ``--config-path`` itself."""
+    flags, rest = _split(argv)
+    given = flags.get("dir")
+    if given is None or "path" in flags:
+        return list(argv)
+    config_dir = Path(given).absolute()
+    if not config_dir.is_dir():
+        raise UserError(f"--config-dir {given}: no such folder", "give the folder that holds your configs")
+    check_yaml(config_dir)
+    return [f"--config-path={config_dir}", f"--config-dir={bundled_dir()}", *rest]
+
+
+def preset_source(sources: Sequence[Any], choice: str | None) -> str | None:
+    """The file the ``tuned`` preset ``choice`` was read from, given Hydra's config sources in search order
+    (``ConfigLoader.get_sources()``); None without a preset. Said in a run's first lines."""
+    if choice is None:
+        return None
+    name = f"tuned/{choice}"
+    for source in sources:
+        if source.is_config(name):
+            if source.scheme() == "file":
+                return str(Path(source.path) / f"{name}.yaml")
+            return f"{source.path}/{name}.yaml (rlrun's bundled preset)"
+    return None

@@ -1,0 +1,154 @@
+"""A job whose process is killed outright (SIGKILL: the out-of-memory killer) costs only itself.
+
+joblib's workers (loky's) share one pool: when one of them is killed, loky kills the others as well and raises
+``TerminatedWorkerError`` for every job of the batch. So while the launcher runs, the sweep's process watches
+the processes of its running jobs (a pidfd each, Linux's handle that becomes readable the moment a process
+dies) and notes which died first. When the launcher then fails, the job whose process died first, the one
+killed from outside, is recorded ``failed`` with the cause; the jobs the pool ended after it, and those it
+never started, go to a fresh pool (loky makes a new one once the old is broken), each resumed from its newest
+snapshot or trained from the start as the sweep's rules say (:func:`rlrun.sweep.plan.decide`).
+
+Where pidfds do not exist (not Linux), every job whose process is gone is taken as killed.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import select
+import sys
+import threading
+from collections.abc import Callable
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+from rlrun.record.formats import read_json
+from rlrun.record.liveness import pid_alive
+from rlrun.record.run_record import RunRecord
+from rlrun.sweep import plan
+from rlrun.sweep.plan import LAUNCHED, RERUN, Job
+
+_SCAN_S = 0.5  # how often the watch looks for jobs that started (their run.json names their process)
+_ENDED = ("completed", "failed")
+
+
+def _running_pid(path: Path) -> int | None:
+    """The pid of the process running the job on this host, from its ``run.json``; None if it is not running."""
+    record = read_json(path / "run.json")
+    if not record or record.get("status") != "running" or record.get("host") != platform.node():
+        return None
+    pid = record.get("pid")
+    return int(pid) if isinstance(pid, int) else None
+
+
+class DeathWatch:
+    """Watches the processes of the jobs as they run; :attr:`first` holds the pids seen dead first."""
+
+    def __init__(self, jobs: list[Job]) -> None:
+        self.jobs = jobs
+        self.first: set[int] | None = set() if hasattr(os, "pidfd_open") else None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="rlrun-sweep-deaths", daemon=True)
+        self._stamps: dict[Path, int] = {}
+
+    def __enter__(self) -> DeathWatch:
+        if self.first is not None:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _started_pids(self) -> set[int]:
+        """The pids of the jobs whose ``run.json`` changed since the last look and says ``running``."""
+        pids = set()
+        for job in self.jobs:
+            try:
+                stamp = (job.path / "run.json").stat().st_mtime_ns
+            except OSError:
+                continue
+            if self._stamps.get(job.path) != stamp:
+                self._stamps[job.path] = stamp
+                if (pid := _running_pid(job.path)) is not None:
+                    pids.add(pid)
+        return pids
+
+    def _loop(self) -> None:
+        assert self.first is not None
+        poller, fds = select.poll(), dict[int, int]()
+        try:
+            while not self._stop.is_set():
+                for pid in self._started_pids() - set(fds.values()):
+                    with suppress(OSError):  # already gone: not seen dying, so not first
+                        fd = os.pidfd_open(pid)
+                        fds[fd] = pid
+                        poller.register(fd, select.POLLIN)
+                # the ready set is taken by the kernel as the process dies, before the pool (a thread of this
+                # process, which needs the interpreter this thread holds on waking) can end the others
+                ready = poller.poll(_SCAN_S * 1000)
+                if ready and not self.first:
+                    self.first = {fds[fd] for fd, _ in ready}
+                for fd, _ in ready:
+                    poller.unregister(fd)
+                    os.close(fds.pop(fd))
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+
+def _killed(watch: DeathWatch, jobs: list[Job]) -> list[tuple[Job, int]]:
+    """The jobs whose process was killed from outside: running, gone, and (with pidfds) the first to die."""
+    killed = []
+    for job in jobs:
+        pid = _running_pid(job.path)
+        if pid is not None and not pid_alive(pid) and (watch.first is None or pid in watch.first):
+            killed.append((job, pid))
+    return killed
+
+
+def _record_killed(job: Job, pid: int, error: Exception) -> None:
+    record = read_json(job.path / "run.json") or {}
+    said = " ".join(str(error).split())
+    cause = (
+        f"the job's process (pid {pid}) was killed outright, e.g. by the out-of-memory killer; "
+        f"the launcher said: {type(error).__name__}: {said}"
+    )
+    RunRecord(job.path, record).finish("failed", error=cause)
+    print(f"rlrun: {job.folder}: failed: its process (pid {pid}) was killed outright", file=sys.stderr, flush=True)
+
+
+def _to_launch_again(job: Job, stale_after_s: float) -> bool:
+    """Whether the job, which the broken pool ended or never started, is launched again (and how: ``job.action``)."""
+    record = read_json(job.path / "run.json")
+    if record and record.get("status") in _ENDED:
+        return False
+    plan.decide(job, stale_after_s)
+    if job.action == RERUN:
+        plan.keep_attempt(job)
+    return job.action in LAUNCHED
+
+
+def launch_surviving(
+    launch: Callable[[list[Job]], Any], jobs: list[Job], stopping: Callable[[], bool], stale_after_s: float = 600.0
+) -> None:
+    """Launch ``jobs``; when the launcher fails because a job's process was killed outright, record that job
+    ``failed`` and launch the others it cost again. Any other failure of the launcher is raised."""
+    while jobs:
+        with DeathWatch(jobs) as watch:
+            try:
+                launch(jobs)
+                return
+            except Exception as error:
+                watch.__exit__()  # every death seen: the pool has ended its workers by now
+                killed = _killed(watch, jobs)
+                if not killed or stopping():
+                    raise
+                for job, pid in killed:
+                    _record_killed(job, pid, error)
+                gone = {id(job) for job, _ in killed}
+                jobs = [job for job in jobs if id(job) not in gone and _to_launch_again(job, stale_after_s)]
+        if jobs:
+            print(f"rlrun: launching the other {len(jobs)} job(s) again in a fresh pool", file=sys.stderr, flush=True)

@@ -1,0 +1,55 @@
+"""A joblib worker killed outright (SIGKILL, as the out-of-memory killer does) costs only its own job
+(rlrun.sweep.deaths); a launcher that cannot start makes the sweep fail."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.rlrun.helpers import read_run_json as record
+from tests.rlrun.sweep.test_sweep import GRIDWORLD, sweep
+
+
+def test_a_sigkilled_joblib_worker_fails_its_job_alone_and_the_other_completes(tmp_path: Path) -> None:
+    args = [*GRIDWORLD, "seed=0,1", "sweep=killed", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rlrun", "-m", *args],
+        cwd=tmp_path,
+        env={**os.environ, "HYDRA_FULL_ERROR": "0"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    sweep_dir = tmp_path / "outputs" / "sweeps" / "killed"
+    deadline = time.monotonic() + 240
+    killed: Path | None = None
+    while killed is None:
+        assert process.poll() is None and time.monotonic() < deadline, "the job never wrote a snapshot"
+        for run_dir in sweep_dir.glob("gridworld-ppo/*/seed-1"):
+            if list(run_dir.glob("snapshots/step-*/manifest.json")) and (run_dir / "run.json").exists():
+                sibling = next(sweep_dir.glob("gridworld-ppo/*/seed-0"))
+                assert record(sibling)["status"] == "running"  # the pool would end it with the killed one
+                os.kill(record(run_dir)["pid"], signal.SIGKILL)
+                killed = run_dir
+        time.sleep(0.05)
+    output, _ = process.communicate(timeout=300)
+
+    assert process.returncode == 1, output
+    assert record(killed)["status"] == "failed" and "killed outright" in record(killed)["error"]
+    assert "SIGKILL" in record(killed)["error"]  # the launcher's word for the cause
+    data = json.loads((sweep_dir / "sweep.json").read_text())
+    assert {job["folder"].rsplit("/", 1)[1]: job["status"] for job in data["jobs"]} == {
+        "seed-0": "completed",
+        "seed-1": "failed",
+    }
+
+
+def test_a_launcher_that_cannot_start_fails_the_sweep(tmp_path: Path) -> None:
+    result = sweep([*GRIDWORLD, "seed=0,1", "sweep=none", "hydra/launcher=joblib", "hydra.launcher.n_jobs=0"], tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "the launcher stopped" in result.stderr
