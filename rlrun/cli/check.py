@@ -26,16 +26,14 @@ from omegaconf import DictConfig
 
 from rlrun.checks import constructor, env_checks, native_agreement, rules
 from rlrun.checks.env_checks import CHECKERS, FAIL, INFO, PASS, SKIP, Result
-from rlrun.cli import command_line
-from rlrun.config import store
+from rlrun.cli import mistakes
+from rlrun.cli.command_line import CommandLine
+from rlrun.config import schema, store
 from rlrun.config.errors import Problem, UserError, innermost_outside, report_user_errors
 from rlrun.config.keys import override_key
 from rlrun.make import models, native, vec_envs
 from rlrun.make.gym_make import failure_fix, installed_package
 from rlrun.startup import bootstrap
-
-# Hydra reads rlrun's configs here, and a sweep's workers import this module to run its jobs
-store.register()
 
 SIM_RENDER_MODES = ("ansi", "human")
 CHECKER_PACKAGES = ("gymnasium", "stable_baselines3")  # where the env checkers assert
@@ -214,9 +212,11 @@ def _hydra_main(cfg: DictConfig) -> None:
 
 @bootstrap.entry
 def main() -> None:
-    """Console-script entry point: the command line's wrapper names are checked before Hydra composes."""
+    """Console-script entry point: the command line's mistakes are answered before Hydra composes."""
+    store.register()  # the schema and resolvers rlrun's configs name
     with report_user_errors("rlrun-check"):
-        command_line.check_wrapper_names(sys.argv[1:], config_name="check")
+        command = mistakes.check(CommandLine.parse(sys.argv[1:]), schema.CheckConfig, "check")
+    sys.argv = [sys.argv[0], *command.argv]  # what Hydra reads: whole floats for integer keys rewritten
     _hydra_main()
 
 

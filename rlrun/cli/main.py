@@ -22,6 +22,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
+from rlrun.cli import mistakes
 from rlrun.cli.command_line import (
     CommandLine,
     check_benchmark_part,
@@ -32,7 +33,7 @@ from rlrun.cli.command_line import (
 
 # Only modules that do not import torch: a sweep's own process starts its launcher's workers before it
 # imports torch (hydra_plugins/rlrun_sweeper/warm_up.py); training imports it where it starts.
-from rlrun.config import store
+from rlrun.config import schema, store
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.config.keys import RESUME_OVERRIDES, override_key
 from rlrun.config.resolvers import env_name
@@ -274,6 +275,7 @@ def _main() -> None:
     global _invocation
     command = CommandLine.parse(sys.argv[1:])  # the one place the command line is read
     with report_user_errors():
+        command = mistakes.check(command, schema.RunConfig)
         check_wrapper_names(command)
         check_launcher_extras(command)
         check_benchmark_part(command)

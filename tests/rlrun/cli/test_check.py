@@ -168,15 +168,16 @@ def test_user_mistakes_exit_2(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr and result.stdout == ""
 
 
-def test_hydra_errors_keep_hydras_status(tmp_path: Path) -> None:
+def test_a_misspelt_key_gets_the_closest_name(tmp_path: Path) -> None:
     result = run(["env=gridworld", "stepz=10"], tmp_path)
-    assert result.returncode == 1 and "Could not override 'stepz'" in result.stderr
-    assert list(tmp_path.iterdir()) == []
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "rlrun-check: error: stepz is not a key of rlrun's config (did you mean steps" in result.stderr
+    assert "fix: steps=10" in result.stderr and list(tmp_path.iterdir()) == []
 
 
-def test_a_misspelt_wrapper_gets_the_list_with_hydras_status(tmp_path: Path) -> None:
+def test_a_misspelt_wrapper_gets_the_list(tmp_path: Path) -> None:
     result = run(["env=gridworld", "wrappers=[flaten]"], tmp_path)
-    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.returncode == 2, result.stdout + result.stderr
     assert (
         "rlrun-check: error: unknown wrapper 'flaten' (did you mean 'flatten'?); available wrappers: " in result.stderr
     )
