@@ -11,7 +11,6 @@ running (bad id, bad value). Writes no files.
 
 from __future__ import annotations
 
-import os
 import sys
 import textwrap
 import warnings
@@ -29,7 +28,7 @@ from rlrun.checks.env_checks import CHECKERS, FAIL, INFO, PASS, SKIP, Result
 from rlrun.cli import mistakes
 from rlrun.cli.command_line import CommandLine
 from rlrun.config import schema, store
-from rlrun.config.errors import Problem, UserError, innermost_outside, report_user_errors
+from rlrun.config.errors import Problem, UserError, full_traceback_wanted, innermost_outside, report_user_errors
 from rlrun.config.keys import override_key
 from rlrun.make import models, native, vec_envs
 from rlrun.make.gym_make import failure_fix, installed_package
@@ -76,7 +75,7 @@ def _guarded(name: str, check: Callable[..., Result | list[Result]], *args: Any)
     except UserError:
         raise
     except Exception as error:
-        if os.environ.get("HYDRA_FULL_ERROR") == "1":  # the full traceback, as for rlrun's other messages
+        if full_traceback_wanted():  # the full traceback, as for rlrun's other messages
             raise
         at, fix = failure_fix(error, cfg_id(args))
         where = innermost_outside(error.__traceback__) or ""

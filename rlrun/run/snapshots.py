@@ -191,37 +191,6 @@ def newest_complete(folder: Path) -> Path | None:
     return None
 
 
-# What this process found verifying a folder's snapshots: folder -> (its fingerprint then, the newest complete).
-_verified: dict[Path, tuple[tuple[Any, ...], Path]] = {}
-
-
-def _fingerprint(folder: Path) -> tuple[Any, ...]:
-    """The snapshot folders with each one's manifest and each file's size and modification time (no byte read)."""
-    found: list[Any] = []
-    for snapshot in list_snapshots(folder):
-        try:
-            files = tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(snapshot.iterdir()))
-            found.append((snapshot.name, (snapshot / MANIFEST).read_bytes(), files))
-        except OSError:
-            found.append((snapshot.name, None, ()))
-    return tuple(found)
-
-
-def newest_verified(folder: Path) -> Path | None:
-    """:func:`newest_complete`, verified once per process: ``resume=`` checks its target before Hydra starts
-    and the run reads it again; while the folder's snapshots, manifests and files' sizes and modification
-    times are unchanged, the second call reuses the first's checksums instead of reading every byte again."""
-    key = folder.resolve()
-    fingerprint = _fingerprint(folder)
-    known = _verified.get(key)
-    if known is not None and known[0] == fingerprint:
-        return known[1]
-    snapshot = newest_complete(folder)
-    if snapshot is not None:
-        _verified[key] = (fingerprint, snapshot)
-    return snapshot
-
-
 def best(folder: Path) -> Path | None:
     """The complete snapshot with the highest evaluation score recorded when it was taken."""
     scored = [(manifest(s)["score"], s) for s in list_snapshots(folder) if is_complete(s)]

@@ -83,16 +83,24 @@ def _train(cfg: DictConfig, run_dir: Path, meta: dict[str, Any]) -> dict[str, An
     return _run(cfg, run_dir, record, meta, train_env, eval_env, lambda evaluator: (model, []), None, tracking)
 
 
-def resume(run_dir: str | Path, progress_bar: str = "auto", meta: dict[str, Any] | None = None) -> dict[str, Any]:
+def resume(
+    run_dir: str | Path,
+    progress_bar: str = "auto",
+    meta: dict[str, Any] | None = None,
+    target: tuple[dict[str, Any], Path | None] | None = None,
+) -> dict[str, Any]:
     """Continue the run in ``run_dir`` from its newest complete snapshot, with the run's own config; holding
-    the folder's lock, as :func:`train` does."""
+    the folder's lock, as :func:`train` does. ``target``: its record and snapshot as
+    :func:`rlrun.run.resume_state.load_target` already read and verified them (``resume=`` on the command line)."""
     run_dir, meta = Path(run_dir), meta or {}
     with claim(run_dir):
-        return _resume(run_dir, progress_bar, meta)
+        return _resume(run_dir, progress_bar, meta, target)
 
 
-def _resume(run_dir: Path, progress_bar: str, meta: dict[str, Any]) -> dict[str, Any]:
-    data, snapshot = resume_state.load_target(run_dir)
+def _resume(
+    run_dir: Path, progress_bar: str, meta: dict[str, Any], target: tuple[dict[str, Any], Path | None] | None
+) -> dict[str, Any]:
+    data, snapshot = target or resume_state.load_target(run_dir)
     if snapshot is None:
         log.info("%s is already completed; nothing to do", run_dir)
         return data["final"]

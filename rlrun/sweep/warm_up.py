@@ -2,8 +2,8 @@
 
 A job's first seconds in a fresh process go to imports: torch, SB3 and Hydra, about 2.5 CPU-seconds on
 these machines (``torch._dynamo``, which torch's optimizers would add, is kept out by
-:mod:`rlrun.startup.lazy_dynamo`, which :mod:`rlrun.startup.bootstrap` installs when ``rlrun.cli.main`` is
-imported). The basic launcher pays them once, in the sweep's own process; joblib's default workers (loky's,
+:mod:`rlrun.startup.lazy_dynamo`, which :class:`rlrun.sweep.job.SweepTask` installs as each job starts).
+The basic launcher pays them once, in the sweep's own process; joblib's default workers (loky's,
 each a new interpreter) pay them once each, on the same cores the jobs need. So the joblib launcher's workers are
 started by a fork server (Python's ``forkserver`` start method, which loky supports) that imports these
 modules once, while the sweep's own process runs its checks, and then forks each worker with them
@@ -27,7 +27,6 @@ from contextlib import suppress
 from typing import Any
 
 from rlrun.startup import bootstrap
-from rlrun.sweep import orphans
 
 # What a job imports: the task function's module, training with SB3 and torch, Hydra's job wrapper.
 JOB_MODULES = [
@@ -42,23 +41,24 @@ JOB_MODULES = [
 ]
 
 
-def start(launcher: Any) -> None:
+def start(launcher: Any) -> bool:
     """Under Hydra's joblib launcher: start the fork server its workers will come from. Called as the sweep
-    starts, before its own process imports torch for the checks, so that both import side by side."""
+    starts, before its own process imports torch for the checks, so that both import side by side. Whether
+    the launcher is joblib's (whose workers then watch this process: :mod:`rlrun.sweep.orphans`)."""
     try:
         from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
         from joblib.externals.loky.backend.context import set_start_method
     except ImportError:
-        return
+        return False
     if not isinstance(launcher, JoblibLauncher):
-        return
-    os.environ[orphans.SWEEP_PID] = str(os.getpid())  # the workers end with this process, however it ends
+        return False
     if not bootstrap.enabled("preload"):
-        return
+        return True
     multiprocessing.set_forkserver_preload(JOB_MODULES)
     set_start_method("forkserver", force=True)
     multiprocessing.forkserver.ensure_running()  # returns at once; the server imports in the background
     atexit.register(_stop_fork_server)
+    return True
 
 
 def _stop_fork_server() -> None:
