@@ -11,8 +11,8 @@ removes and which are never listed as snapshots. A write that fails (a full disk
 folder before it raises :class:`rlrun.record.formats.WriteFailed`, so the run's record can still say so, and a
 resume removes every leftover before it writes anything (:func:`clean_run`).
 
-Checksums are verified when a snapshot is loaded (and once per process for the snapshots a resumed run
-finds: :func:`newest_verified`), never again for the snapshots a process wrote itself. Each manifest is signed
+Checksums are verified when a snapshot is loaded (``resume=`` reads its target once, before Hydra starts,
+and passes it on), never again for the snapshots a process wrote itself. Each manifest is signed
 (:mod:`rlrun.record.signatures`): what a snapshot holds is unpickled only once its manifest verifies. ``state.pkl`` of a
 run written before the envs became ``rlrun.envs`` is read with the old module names mapped
 (:func:`rlrun.config.upgrade.load_pickle`).

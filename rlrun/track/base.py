@@ -36,7 +36,6 @@ import numpy as np
 from stable_baselines3.common.logger import KVWriter
 
 
-
 @dataclass
 class RunInfo:
     """What a tracker knows about the run it logs: run.json's fields, the resolved config and where it stands."""
