@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -53,3 +54,21 @@ def test_a_single_run_imports_nothing_of_the_sweep(tmp_path: Path) -> None:
     assert "mean return" in result.stdout + result.stderr
     modules = json.loads(result.stdout.rsplit("modules:", 1)[1])
     assert modules == []
+
+
+RLRUN = Path(__file__).resolve().parents[3] / "rlrun"
+
+
+def test_no_back_channels_between_rlruns_modules() -> None:
+    sources = {path.relative_to(RLRUN).as_posix(): path.read_text() for path in RLRUN.rglob("*.py")}
+    gone = ("RLRUN_SWEEP_ACTION", "RLRUN_SWEEP_PID", "env_set")
+    assert [name for name, text in sources.items() if any(word in text for word in gone)] == []
+    # a library's own switch (MUJOCO_GL, MLflow's retries) may be set; rlrun's data never travels this way
+    written = re.compile(r"os\.environ\[[^]]*(RLRUN|GROUP|SWEEP|PID)[^]]*\]\s*=")
+    assert [name for name, text in sources.items() if written.search(text)] == []
+    assert [name for name, text in sources.items() if '"HYDRA_FULL_ERROR"' in text] == ["config/errors.py"]
+
+
+def test_study_tracking_does_not_import_the_study(tmp_path: Path) -> None:
+    result = python("import sys, rlrun.tune.tracking\nprint('rlrun.tune.study' in sys.modules)", [], tmp_path)
+    assert result.returncode == 0 and result.stdout.strip() == "False", result.stderr
