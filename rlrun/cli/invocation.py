@@ -28,8 +28,8 @@ class Invocation:
     def read(cls, command: CommandLine) -> Invocation:
         """Check ``command`` (raise :class:`UserError` for a mistake), and note what ``hydra.run.dir`` holds
         before Hydra writes there and which folders of the default layout exist."""
+        command_line.check_launcher_extras(command)  # first: a launcher whose extra is missing is no unknown option
         command = mistakes.check(command, schema.RunConfig)
-        command_line.check_launcher_extras(command)
         command_line.check_benchmark_part(command)
         command_line.check_output_folders(command)
         target = command.value("hydra.run.dir")

@@ -3,6 +3,7 @@ rlrun's message with the closest names, nothing created."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -88,3 +89,14 @@ def test_valid_overrides_pass_unchanged() -> None:
     args += ["hydra.run.dir=somewhere", "-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "seed=range(2)"]
     command = CommandLine.parse(args)
     assert mistakes.check(command, schema.RunConfig) is command
+
+
+def test_a_run_given_a_whole_float_trains_the_integer(tmp_path: Path) -> None:
+    from tests.rlrun.cli.test_main import TINY
+
+    args = ["env=gridworld", "algo=ppo", "total_timesteps=2.56e2", *(a for a in TINY if "total_timesteps" not in a)]
+    result = rlrun(args, tmp_path)
+    assert result.returncode == 0, result.stderr
+    (record,) = tmp_path.glob("outputs/runs/*/*/run.json")
+    assert "total_timesteps=256" in json.loads(record.read_text())["overrides"]
+    assert "total_timesteps: 256\n" in (record.parent / "config.yaml").read_text()
