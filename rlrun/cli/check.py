@@ -11,11 +11,8 @@ running (bad id, bad value). Writes no files.
 
 from __future__ import annotations
 
-import os
 import sys
 import textwrap
-import warnings
-from collections.abc import Callable, Sequence
 from contextlib import closing
 from typing import Any
 
@@ -24,113 +21,18 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from rlrun.checks import constructor, env_checks, native_agreement, resume_mode, rules
-from rlrun.checks.env_checks import CHECKERS, FAIL, INFO, PASS, SKIP, Result
-from rlrun.cli import command_line
-from rlrun.config import store
-from rlrun.config.errors import Problem, UserError, innermost_outside, report_user_errors
+from rlrun.checks import env_checks, rules
+from rlrun.checks.env_checks import FAIL, INFO, PASS, SKIP, Result
+from rlrun.checks.suite import run_checks
+from rlrun.cli import mistakes
+from rlrun.cli.command_line import CommandLine
+from rlrun.config import schema, store
+from rlrun.config.errors import UserError, report_user_errors
 from rlrun.config.keys import override_key
-from rlrun.make import models, native, vec_envs
-from rlrun.make.gym_make import failure_fix, installed_package
-
-# Hydra reads rlrun's configs here, and a sweep's workers import this module to run its jobs
-store.register()
+from rlrun.make import vec_envs
 
 SIM_RENDER_MODES = ("ansi", "human")
-CHECKER_PACKAGES = ("gymnasium", "stable_baselines3")  # where the env checkers assert
 WIDTH = 100  # notes under a check line are wrapped to this width
-
-
-def _problems(name: str, problems: list[Problem], warned: Sequence[Problem] = ()) -> Result:
-    """A check made of :mod:`rlrun.checks.rules` problems: FAIL if any, warnings as notes under a PASS."""
-    if len(problems) == 1:
-        return env_checks.fail(name, *problems[0])
-    notes = [line for problem, fix in [*problems, *warned] for line in (problem, f"  fix: {fix}")]
-    if problems:
-        return Result(name, FAIL, f"{len(problems)} problems", notes)
-    return Result(name, PASS, f"{len(warned)} warning(s)" if warned else "", notes)
-
-
-def algo_checks(cfg: DictConfig, env: gym.Env) -> list[Result]:
-    """The rules training applies before it starts: arguments, fit to the spaces after the wrappers, budgets.
-
-    The arguments check also builds the model once, as training's preflight does, when the names and
-    types are right and the pair fits; budget warnings are notes under a PASS, as training logs them.
-    """
-    algo_cls = models.algo_class(cfg)
-    name = algo_cls.__name__
-    fit = rules.fit_problems(cfg, env, algo_cls, models.uses_her(cfg)) + native.problems(cfg)
-    arguments = constructor.algo_problems(cfg, algo_cls)
-    if not arguments and not fit:  # SB3 would also reject a pair that does not fit: reported once, above
-        arguments = constructor.construction_problems(cfg)
-    budget = rules.budget_problems(cfg, algo_cls), rules.budget_warnings(cfg, algo_cls)
-    fits = _problems(f"{name} fits {cfg.env.id}", fit)
-    if fits.status == PASS and (note := rules.small_image_note(cfg, env.observation_space)):
-        fits.notes.append(note)  # MlpPolicy for images too small for a CNN, as training logs it
-    return [_problems(f"{name} arguments", arguments), fits, _problems("hyperparameters", *budget)]
-
-
-def _guarded(name: str, check: Callable[..., Result | list[Result]], *args: Any) -> list[Result]:
-    """Run ``check(*args)``; an exception from the env is that check's FAIL, not a traceback."""
-    try:
-        result = check(*args)
-    except UserError:
-        raise
-    except Exception as error:
-        if os.environ.get("HYDRA_FULL_ERROR") == "1":  # the full traceback, as for rlrun's other messages
-            raise
-        at, fix = failure_fix(error, cfg_id(args))
-        where = innermost_outside(error.__traceback__) or ""
-        if isinstance(error, AssertionError) and installed_package(where) in CHECKER_PACKAGES:
-            at = ""  # a checker's own verdict (Gymnasium's or SB3's assertion): its message is the reason
-        return [env_checks.fail(name, f"{type(error).__name__}: {error}{at}", fix if at else None)]
-    return result if isinstance(result, list) else [result]
-
-
-def cfg_id(args: tuple[Any, ...]) -> str:
-    """The env id of the config among a check's arguments (for the fix of a failure inside the env)."""
-    return next((str(arg.env.id) for arg in args if isinstance(arg, DictConfig)), "")
-
-
-def run_checks(cfg: DictConfig, with_algo: bool) -> list[Result]:
-    """Every check in report order; raises :class:`UserError` when the config cannot be built at all."""
-    rules.raise_if(rules.range_problems(cfg))
-    if cfg.steps < 1:
-        raise UserError(f"steps={cfg.steps} must be positive", "set steps to 1 or more (default 1000)")
-    steps = cfg.steps
-    with closing(vec_envs.make_env(cfg)) as probe:  # a bad id or a wrapper that cannot apply stops here
-        rules.raise_if(rules.observation_problems(cfg.env.id, probe.observation_space))  # SB3 cannot train
-        results: list[Result] = []
-        for name, checker in CHECKERS.items():
-            [checked] = _guarded(name, env_checks.run_checker, name, checker, probe)
-            results.append(env_checks.by_family_design(cfg, checked, checker, probe))
-        rendered = _guarded("render modes", _render_modes, cfg, probe)
-        results[0].detail = "; ".join(filter(None, [rendered[0].detail, results[0].detail]))
-        results[0].notes += rendered[0].notes
-        raw = env_checks.raw_env_problems(probe, results) if _wrapped(cfg) else None
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the checkers above already reported what the env warns about
-            results += _guarded("seeded determinism", env_checks.determinism, cfg, steps)
-            results += _guarded("resume mode", resume_mode.check, cfg)  # exact or restart_episodes, with the reason
-            results += _guarded("goal env compute_reward", env_checks.goal_rewards, cfg, steps)
-            if with_algo:
-                results += _guarded("algorithm", algo_checks, cfg, probe)
-            else:
-                results.append(Result("algorithm", SKIP, "no algo= on the command line (e.g. add algo=ppo)"))
-            results += _guarded("random rollout", env_checks.rollout, cfg, steps)
-            if cfg.env.vectorization == "native":  # the batched training envs against the gym ones
-                results += _guarded(native_agreement.NAME, native_agreement.agreement, cfg, steps)
-    return results + ([raw] if raw else [])
-
-
-def _render_modes(cfg: DictConfig, probe: gym.Env) -> Result:
-    """Gymnasium's render checks, done headless (:func:`rlrun.checks.env_checks.render_modes`), as one line's detail."""
-    return Result("render modes", PASS, *env_checks.render_modes(cfg, list(probe.metadata.get("render_modes", []))))
-
-
-def _wrapped(cfg: DictConfig) -> bool:
-    """Whether the env trains under wrappers (the family's ``env.wrappers`` or the user's ``wrappers``)."""
-    return bool(cfg.wrappers) or bool(cfg.env.get("wrappers"))
 
 
 def _wrap(text: str, indent: int, more: int) -> str:
@@ -212,9 +114,11 @@ def _hydra_main(cfg: DictConfig) -> None:
 
 
 def main() -> None:
-    """Console-script entry point: the command line's wrapper names are checked before Hydra composes."""
+    """Console-script entry point: the command line's mistakes are answered before Hydra composes."""
+    store.register()  # the schema and resolvers rlrun's configs name
     with report_user_errors("rlrun-check"):
-        command_line.check_wrapper_names(sys.argv[1:], config_name="check")
+        command = mistakes.check(CommandLine.parse(sys.argv[1:]), schema.CheckConfig, "check")
+    sys.argv = [sys.argv[0], *command.argv]  # what Hydra reads: whole floats for integer keys rewritten
     _hydra_main()
 
 

@@ -3,8 +3,8 @@ Hydra would report badly or too late.
 
 - A misspelt wrapper: Hydra fails while composing with "Could not load 'wrappers/flaten'" and, unlike
   for ``env=`` and ``algo=``, lists nothing. Here it gets the wrappers that exist (listed by Hydra's own
-  config loader, so the user's ``--config-dir`` and ``hydra.searchpath`` count) and the closest name,
-  with Hydra's exit status for composition errors.
+  config loader, so the user's ``--config-dir`` and ``hydra.searchpath`` count) and the closest name.
+  (Other options, keys and types: :mod:`rlrun.cli.mistakes`.)
 - An output folder that cannot be written (``hydra.run.dir`` or ``hydra.sweep.dir``): Hydra would fail
   with a traceback while creating it. Here it is a user mistake, found before anything is created.
 - A launcher whose extra is not installed (``hydra/launcher=ray`` without Ray, ``slurm`` without submitit):
@@ -30,6 +30,7 @@ import yaml
 from hydra import initialize_config_dir, initialize_config_module
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
 from hydra.errors import HydraException
 
 from rlrun.config.errors import UserError
@@ -37,27 +38,27 @@ from rlrun.config.keys import override_key
 from rlrun.make import families
 
 CONFIG_MODULE = "rlrun.conf"
-HYDRA_COMPOSITION_STATUS = 1  # Hydra's exit status for a config it cannot compose, kept for unknown wrappers
 OUTPUT_KEYS = ("hydra.run.dir", "hydra.sweep.dir")
 # hydra/launcher options -> the extra of rlrun that installs what they need
 LAUNCHER_EXTRAS = {"ray": "ray", "slurm": "slurm", "submitit_slurm": "slurm", "submitit_local": "slurm"}
 
 
 class UnknownOption(UserError):
-    """A config group option that does not exist: Hydra's kind of error, so Hydra's exit status."""
-
-    status = HYDRA_COMPOSITION_STATUS
+    """A config group option that does not exist: a user mistake rlrun answers itself (exit status 2)."""
 
 
 @dataclass(frozen=True)
 class CommandLine:
     """A command line of ``rlrun`` or ``rlrun-check``, read once: Hydra's flags that change where configs are
-    found, and the overrides (``key=value`` arguments)."""
+    found, and the overrides (``key=value`` arguments), also as Hydra's parser reads them (``parsed``)."""
 
-    argv: tuple[str, ...]  # everything after the program's name, as typed
+    argv: tuple[str, ...]  # everything after the program's name, as typed (or as rlrun rewrote it)
     config_dir: str | None
     config_name: str | None
     overrides: tuple[str, ...]
+    parsed: tuple[Override, ...] = ()  # the overrides as Hydra's grammar reads them; () when they do not parse
+    syntax_error: str | None = None  # what Hydra's grammar says about them, when they do not parse
+    multirun: bool = False  # -m / --multirun
 
     @classmethod
     def parse(cls, argv: Sequence[str]) -> CommandLine:
@@ -65,28 +66,41 @@ class CommandLine:
         parser = argparse.ArgumentParser(add_help=False)
         parser.add_argument("--config-dir", "-cd")
         parser.add_argument("--config-name", "-cn")
+        parser.add_argument("--multirun", "-m", action="store_true")
+        for flag, short in (("--cfg", "-c"), ("--package", "-p"), ("--config-path", "-cp")):  # Hydra's, with a value
+            parser.add_argument(flag, short)
+        parser.add_argument("--info", "-i", nargs="?", const="all")
+        parser.add_argument("--experimental-rerun")
         flags, rest = parser.parse_known_args(list(argv))
         overrides = tuple(arg for arg in rest if not arg.startswith("-"))
-        return cls(tuple(argv), flags.config_dir, flags.config_name, overrides)
+        try:
+            parsed, error = tuple(OverridesParser.create().parse_overrides(list(overrides))), None
+        except HydraException as problem:
+            parsed, error = (), str(problem).splitlines()[0]
+        return cls(tuple(argv), flags.config_dir, flags.config_name, overrides, parsed, error, flags.multirun)
 
     def value(self, key: str) -> str | None:
         """The value the first override of ``key`` gives it (``+key=`` too), or None."""
         return next((o.split("=", 1)[1] for o in self.overrides if "=" in o and override_key(o) == key), None)
+
+    def rewritten(self, changes: dict[str, str]) -> CommandLine:
+        """The same command line with some overrides replaced (old text -> new text), parsed again."""
+        return CommandLine.parse([changes.get(arg, arg) for arg in self.argv])
 
 
 def _command(argv: CommandLine | Sequence[str]) -> CommandLine:
     return argv if isinstance(argv, CommandLine) else CommandLine.parse(argv)
 
 
-def _strings(value: object) -> Iterator[str]:
+def strings(value: object) -> Iterator[str]:
     """Every string in a parsed override value: a list, a sweep of lists, nested lists."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, (list, tuple)):
         for item in value:
-            yield from _strings(item)
+            yield from strings(item)
     elif hasattr(value, "list"):  # ChoiceSweep, GlobSweep and the like
-        yield from _strings(value.list)
+        yield from strings(value.list)
 
 
 def wrapper_names(overrides: list[str]) -> list[str]:
@@ -98,7 +112,7 @@ def wrapper_names(overrides: list[str]) -> list[str]:
     names: list[str] = []
     for override in parsed:
         if override.key_or_group == "wrappers" and not override.is_delete():
-            names += _strings(override.value())
+            names += strings(override.value())
     return list(dict.fromkeys(names))
 
 
@@ -114,15 +128,21 @@ def _sources(config_dir: str | None) -> list[Callable[[], AbstractContextManager
 
 def available_wrappers(config_name: str, overrides: list[str], config_dir: str | None = None) -> set[str]:
     """The ``wrappers`` options Hydra can find: rlrun's, ``--config-dir``'s and those on ``hydra.searchpath``."""
+    return available_options("wrappers", config_name, overrides, config_dir)
+
+
+def available_options(group: str, config_name: str, overrides: list[str], config_dir: str | None = None) -> set[str]:
+    """The options of a config group Hydra can find: rlrun's, ``--config-dir``'s, those on ``hydra.searchpath``
+    and those of Hydra's ConfigStore (plugins' launchers and sweepers)."""
     options: set[str] = set()
     searchpath = [o for o in overrides if o.lstrip("+").startswith("hydra.searchpath")]
     for source in _sources(config_dir):
         with source():
             loader = GlobalHydra.instance().config_loader()
             try:  # with the primary config, so that its hydra.searchpath counts too
-                options |= set(loader.get_group_options("wrappers", config_name=config_name, overrides=searchpath))
+                options |= set(loader.get_group_options(group, config_name=config_name, overrides=searchpath))
             except HydraException:  # the primary config lives in the other source
-                options |= set(loader.get_group_options("wrappers", overrides=searchpath))
+                options |= set(loader.get_group_options(group, overrides=searchpath))
     return options
 
 
@@ -154,11 +174,7 @@ def check_wrapper_names(argv: CommandLine | Sequence[str], config_name: str = "c
 
 def check_launcher_extras(argv: CommandLine | Sequence[str]) -> None:
     """Raise :class:`UserError` when ``hydra/launcher=`` picks a launcher whose extra is not installed."""
-    try:
-        parsed = OverridesParser.create().parse_overrides(list(_command(argv).overrides))
-    except HydraException:
-        return  # Hydra reports its own syntax errors
-    for override in parsed:
+    for override in _command(argv).parsed:
         if override.key_or_group == "hydra/launcher" and not override.is_delete():
             launcher = override.value()
             if isinstance(launcher, str) and launcher in LAUNCHER_EXTRAS:

@@ -36,13 +36,19 @@ class UserError(Exception):
         return self.problem if self.fix is None else f"{self.problem}\n  fix: {self.fix}"
 
 
+def full_traceback_wanted() -> bool:
+    """Whether ``HYDRA_FULL_ERROR=1`` asks for the full traceback instead of rlrun's message (the one place
+    rlrun reads it; Hydra reads it for its own errors)."""
+    return os.environ.get("HYDRA_FULL_ERROR") == "1"
+
+
 @contextmanager
 def report_user_errors(prog: str = "rlrun") -> Iterator[None]:
     """Turn a :class:`UserError` raised inside the block into a message and its exit status (2)."""
     try:
         yield
     except UserError as error:
-        if os.environ.get("HYDRA_FULL_ERROR") == "1":
+        if full_traceback_wanted():
             raise
         print(f"{prog}: error: {error}", file=sys.stderr)
         sys.exit(error.status)

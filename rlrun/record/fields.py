@@ -20,6 +20,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from rlrun.config.schema import RunConfig
 from rlrun.config.upgrade import upgrade
+from rlrun.record.formats import EVAL_COLUMNS
 from rlrun.record.run_record import RUN_STATUSES
 
 Check = Callable[[Any], bool]
@@ -144,13 +145,20 @@ def _float_text(text: str) -> bool:
     return True
 
 
-EVAL_FIELDS: dict[str, tuple[str, Callable[[str], bool]]] = {
-    "timesteps": ("an integer >= 0", lambda text: text.isascii() and text.isdigit()),
-    "mean_return": ("a number", _float_text),
-    "std_return": ("a number", _float_text),
-    "success_rate": ("a number or empty", lambda text: text == "" or _float_text(text)),
-    "wall_s": ("a number", _float_text),
-}
+# eval.csv's columns (formats.EVAL_COLUMNS, the one list of them) -> what each holds and its check
+EVAL_FIELDS: dict[str, tuple[str, Callable[[str], bool]]] = dict(
+    zip(
+        EVAL_COLUMNS,
+        (
+            ("an integer >= 0", lambda text: text.isascii() and text.isdigit()),  # timesteps
+            ("a number", _float_text),  # mean_return
+            ("a number", _float_text),  # std_return
+            ("a number or empty", lambda text: text == "" or _float_text(text)),  # success_rate
+            ("a number", _float_text),  # wall_s
+        ),
+        strict=True,
+    )
+)
 
 
 def eval_csv_rows(text: str) -> list[dict[str, str]]:

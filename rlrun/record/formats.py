@@ -7,9 +7,7 @@ file being written (a failed ``write()`` names none of its own) and leaves no te
 
 from __future__ import annotations
 
-import csv
 import errno
-import io
 import json
 import os
 import time
@@ -45,21 +43,18 @@ def _eval_row(row: dict[str, Any]) -> EvalRow:
 
 
 def parse_eval_csv(text: str) -> list[EvalRow]:
-    """The rows of an ``eval.csv`` in file order, blank lines skipped.
+    """The rows of a whole ``eval.csv`` in file order, blank lines skipped: rlrun's one reader of the file,
+    :func:`rlrun.record.fields.eval_csv_rows`, which checks each value.
 
-    Raises ValueError, its message saying what is wrong, when the header lacks a column or a row does not parse.
+    Raises ValueError, its message saying what is wrong (and on which line), when the header lacks a column or a
+    row does not parse.
     """
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    try:
-        header = reader.fieldnames
-        rows = None
-        if header is not None and set(EVAL_COLUMNS) <= set(header):
-            rows = [_eval_row(row) for row in reader]
-    except (ValueError, TypeError, csv.Error) as error:
-        raise ValueError(f"eval.csv cannot be parsed ({error})") from None
-    if rows is None:
+    from rlrun.record.fields import eval_csv_rows  # fields builds on this module
+
+    if not text.strip():
         raise ValueError(f"eval.csv lacks the header {','.join(EVAL_COLUMNS)}")
-    return rows
+    whole = text if text.endswith("\n") else text + "\n"  # a finished file: its last row counts too
+    return [_eval_row(row) for row in eval_csv_rows(whole)]
 
 
 def now() -> str:

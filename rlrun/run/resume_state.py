@@ -45,7 +45,7 @@ from rlrun.record.formats import EVAL_CSV_HEADER
 from rlrun.record.liveness import process_alive
 from rlrun.run import seam
 from rlrun.run.evaluation import PeriodicEvaluation
-from rlrun.run.snapshots import list_snapshots, newest_verified
+from rlrun.run.snapshots import list_snapshots, newest_complete
 
 log = logging.getLogger("rlrun")
 
@@ -255,7 +255,7 @@ def check_target(run_dir: Path, record: dict[str, Any] | None, completed_too: bo
     # nothing of the folder is unpickled or instantiated unless this user's rlrun signed it (or rlrun-trust did)
     signatures.check_run(run_dir, ("config.yaml",), f"resume={run_dir}")
     signatures.check_snapshots(run_dir, list_snapshots(run_dir / "snapshots"), f"resume={run_dir}")
-    snapshot = newest_verified(run_dir / "snapshots")  # verified once per process: the second look reuses it
+    snapshot = newest_complete(run_dir / "snapshots")  # verified: every file against its manifest's checksum
     if snapshot is None:
         found = len(list_snapshots(run_dir / "snapshots"))
         what = f"all {found} snapshots are damaged" if found else "it has no snapshot yet"
@@ -269,7 +269,7 @@ def check_target(run_dir: Path, record: dict[str, Any] | None, completed_too: bo
 def load_target(run_dir: Path) -> tuple[dict[str, Any], Path | None]:
     """Read ``run.json`` of ``resume=<run_dir>`` and check it: the record and the snapshot to continue from
     (None: the run is completed). The one place both the command line and :func:`rlrun.run.training.resume` use;
-    the snapshot's checksums are read once in a process (:func:`rlrun.run.snapshots.newest_verified`)."""
+    the command line passes what it read on to the run, so the snapshot's checksums are read once."""
     record_path = run_dir / "run.json"
     try:
         record = json.loads(record_path.read_text()) if record_path.is_file() else None

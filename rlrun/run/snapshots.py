@@ -11,8 +11,8 @@ removes and which are never listed as snapshots. A write that fails (a full disk
 folder before it raises :class:`rlrun.record.formats.WriteFailed`, so the run's record can still say so, and a
 resume removes every leftover before it writes anything (:func:`clean_run`).
 
-Checksums are verified when a snapshot is loaded (and once per process for the snapshots a resumed run
-finds: :func:`newest_verified`), never again for the snapshots a process wrote itself. Each manifest is signed
+Checksums are verified when a snapshot is loaded (``resume=`` reads its target once, before Hydra starts,
+and passes it on), never again for the snapshots a process wrote itself. Each manifest is signed
 (:mod:`rlrun.record.signatures`): what a snapshot holds is unpickled only once its manifest verifies. ``state.pkl`` of a
 run written before the envs became ``rlrun.envs`` is read with the old module names mapped
 (:func:`rlrun.config.upgrade.load_pickle`).
@@ -189,37 +189,6 @@ def newest_complete(folder: Path) -> Path | None:
             return snapshot
         warnings.warn(f"snapshot {snapshot} is damaged or incomplete; using the one before it", stacklevel=2)
     return None
-
-
-# What this process found verifying a folder's snapshots: folder -> (its fingerprint then, the newest complete).
-_verified: dict[Path, tuple[tuple[Any, ...], Path]] = {}
-
-
-def _fingerprint(folder: Path) -> tuple[Any, ...]:
-    """The snapshot folders with each one's manifest and each file's size and modification time (no byte read)."""
-    found: list[Any] = []
-    for snapshot in list_snapshots(folder):
-        try:
-            files = tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(snapshot.iterdir()))
-            found.append((snapshot.name, (snapshot / MANIFEST).read_bytes(), files))
-        except OSError:
-            found.append((snapshot.name, None, ()))
-    return tuple(found)
-
-
-def newest_verified(folder: Path) -> Path | None:
-    """:func:`newest_complete`, verified once per process: ``resume=`` checks its target before Hydra starts
-    and the run reads it again; while the folder's snapshots, manifests and files' sizes and modification
-    times are unchanged, the second call reuses the first's checksums instead of reading every byte again."""
-    key = folder.resolve()
-    fingerprint = _fingerprint(folder)
-    known = _verified.get(key)
-    if known is not None and known[0] == fingerprint:
-        return known[1]
-    snapshot = newest_complete(folder)
-    if snapshot is not None:
-        _verified[key] = (fingerprint, snapshot)
-    return snapshot
 
 
 def best(folder: Path) -> Path | None:

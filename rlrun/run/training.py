@@ -90,17 +90,27 @@ def resume(
     progress_bar: str = "auto",
     meta: dict[str, Any] | None = None,
     total_timesteps: int | None = None,
+    target: tuple[dict[str, Any], Path | None] | None = None,
 ) -> dict[str, Any]:
     """Continue the run in ``run_dir`` from its newest complete snapshot, with the run's own config; holding
     the folder's lock, as :func:`train` does. With ``total_timesteps`` above the run's budget, a continuation:
-    the run, completed or not, trains on to that budget (:mod:`rlrun.run.continuation`)."""
+    the run, completed or not, trains on to that budget (:mod:`rlrun.run.continuation`). ``target``: its record
+    and snapshot as already read and verified (``resume=`` on the command line)."""
     run_dir, meta = Path(run_dir), meta or {}
     with claim(run_dir):
-        return _resume(run_dir, progress_bar, meta, total_timesteps)
+        return _resume(run_dir, progress_bar, meta, total_timesteps, target)
 
 
-def _resume(run_dir: Path, progress_bar: str, meta: dict[str, Any], total_timesteps: int | None) -> dict[str, Any]:
-    if total_timesteps is None:
+def _resume(
+    run_dir: Path,
+    progress_bar: str,
+    meta: dict[str, Any],
+    total_timesteps: int | None,
+    target: tuple[dict[str, Any], Path | None] | None,
+) -> dict[str, Any]:
+    if target is not None:
+        data, snapshot = target
+    elif total_timesteps is None:
         data, snapshot = resume_state.load_target(run_dir)
     else:
         data, snapshot = continuation.target(run_dir, total_timesteps)

@@ -21,8 +21,9 @@ import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from omegaconf import DictConfig
 
@@ -38,9 +39,6 @@ log = logging.getLogger("rlrun")
 # Written into the sweep folder by the sweep's process when it is asked to stop: jobs not started yet
 # return at once (whatever process they run in), and the same command runs them later.
 STOP_FILE = ".stopping"
-# The environment variable through which the sweep hands each job its decision (rlrun.sweep.plan: train,
-# resume or rerun), so the job does not work it out again from the files.
-ACTION_VARIABLE = "RLRUN_SWEEP_ACTION"
 _sweeper_pid: int | None = None
 _POLL_S = 0.2  # how often a running job looks for the sweep's stop marker
 
@@ -155,12 +153,49 @@ def _record_failure(cfg: DictConfig, run_dir: Path, meta: dict[str, Any], error:
         log.exception("could not record the failure in %s/run.json", run_dir)
 
 
-def run_job(cfg: DictConfig, run_dir: Path, sweep_dir: Path, meta: dict[str, Any]) -> float | None:
-    """Train the job (or resume it, when its folder holds a stopped run); its final mean return, or None."""
+class MetaTask(Protocol):
+    """The command's own task function, as rlrun's sweeper receives it: it describes a job for its run.json."""
+
+    def __call__(self, cfg: DictConfig) -> Any: ...
+
+    def meta(self, cfg: DictConfig) -> dict[str, Any]: ...
+
+
+@dataclass
+class SweepTask:
+    """Hydra's task function for a sweep's jobs, wrapped by rlrun's sweeper around the command's own ``task``
+    (:class:`rlrun.cli.main.Task`, which names each job's env, algo and preset): it runs the job as the sweep
+    decided (``actions``: job folder -> train, resume or rerun, filled in before any job is launched) and never
+    raises. Module-level and plain, since joblib, submitit and Ray pickle it into their workers."""
+
+    task: MetaTask
+    actions: dict[str, str] = field(default_factory=dict)
+    sweep_pid: int | None = None  # the sweep's process, which joblib's workers watch (rlrun.sweep.orphans)
+
+    def __call__(self, cfg: DictConfig) -> float | None:
+        """One job, in whichever process the launcher runs it."""
+        from hydra.core.hydra_config import HydraConfig
+
+        hydra_cfg = HydraConfig.get()
+        action = self.actions.get(str(hydra_cfg.sweep.subdir))
+        run_dir, sweep_dir = Path(hydra_cfg.runtime.output_dir), Path(hydra_cfg.sweep.dir)
+        return run_job(cfg, run_dir, sweep_dir, self.task.meta(cfg), action, self.sweep_pid)
+
+
+def run_job(
+    cfg: DictConfig,
+    run_dir: Path,
+    sweep_dir: Path,
+    meta: dict[str, Any],
+    decision: str | None = None,
+    sweep_pid: int | None = None,
+) -> float | None:
+    """Train the job (or resume it, when the sweep decided so or its folder holds this launch's own earlier
+    attempt); its final mean return, or None. ``sweep_pid``: the sweep's process, watched from a worker."""
     from rlrun.run import training
     from rlrun.run.interrupts import RunInterrupted
 
-    orphans.watch()  # in a worker of the sweep (joblib's): stop, and end, with the sweep's process
+    orphans.watch(sweep_pid)  # in a worker of the sweep (joblib's): stop, and end, with the sweep's process
     try:
         if stop_requested(sweep_dir) or not orphans.job_starts():
             log.warning("not started: the sweep is stopping; the same command runs it")
@@ -168,7 +203,6 @@ def run_job(cfg: DictConfig, run_dir: Path, sweep_dir: Path, meta: dict[str, Any
             return None
         # the sweep's decision, taken in its own process; a job told to train whose folder already holds a
         # run is this launch's own earlier attempt, requeued by its scheduler (submitit), and continues it
-        decision = os.environ.get(ACTION_VARIABLE)
         meta = {**meta, "tracking_group": str(sweep_dir / GROUP_FILE)}  # the sweep's tracked run, if it has one
         with _stopped_with_the_sweep(sweep_dir):
             if decision == RESUME or (decision in (TRAIN, RERUN) and (run_dir / "run.json").is_file()):

@@ -2,10 +2,11 @@
 
 joblib's workers (forked by the sweep's fork server, :mod:`rlrun.sweep.warm_up`) do not notice on their own
 that the sweep's process is gone: killed by SIGKILL, they and the fork server (which lives as long as any
-of its workers) stayed idle for many minutes. So each worker watches the sweep's process, named by
-:data:`SWEEP_PID` in its environment: once it is gone, an idle worker ends at once, and a worker running a
-job has the job stopped at its next boundary with a snapshot (:func:`rlrun.sweep.job.run_job` asks, as a
-stopping sweep does) and ends when the job has recorded its outcome. The fork server then ends by itself.
+of its workers) stayed idle for many minutes. So each worker watches the sweep's process (the fork server's
+parent, and named to each job by :class:`rlrun.sweep.job.SweepTask`): once it is gone, an idle worker ends at
+once, and a worker running a job has the job stopped at its next boundary with a snapshot
+(:func:`rlrun.sweep.job.run_job` asks, as a stopping sweep does) and ends when the job has recorded its
+outcome. The fork server then ends by itself.
 """
 
 from __future__ import annotations
@@ -18,22 +19,10 @@ import time
 
 from rlrun.record.liveness import pid_alive
 
-# The environment variable naming the sweep's own process, set by the sweep for its joblib workers
-SWEEP_PID = "RLRUN_SWEEP_PID"
-
 _state = threading.Lock()
 _running = False  # a job runs in this process now
 _orphaned = False  # the sweep's process is gone
 _watching = False
-
-
-def _sweep_pid() -> int | None:
-    """The sweep's process, when this process is one of its workers (not the sweep itself)."""
-    try:
-        pid = int(os.environ.get(SWEEP_PID, ""))
-    except ValueError:
-        return None
-    return pid if pid != os.getpid() else None
 
 
 def orphaned() -> bool:
@@ -41,11 +30,11 @@ def orphaned() -> bool:
     return _orphaned
 
 
-def watch() -> None:
-    """In one of the sweep's workers: watch the sweep's process from now on (once per process)."""
+def watch(pid: int | None) -> None:
+    """In one of the sweep's workers: watch the sweep's process ``pid`` from now on (once per process; nothing
+    when ``pid`` is None or this process itself)."""
     global _watching
-    pid = _sweep_pid()
-    if pid is None or _watching:
+    if pid is None or pid == os.getpid() or _watching:
         return
     _watching = True
     threading.Thread(target=_watchdog, args=(pid,), name="rlrun-sweep-watchdog", daemon=True).start()
@@ -54,15 +43,13 @@ def watch() -> None:
 def watch_forked_workers() -> None:
     """In the sweep's fork server: every worker it forks watches the sweep's process from its first moment
     (an idle worker that never ran a job too). The server itself starts no thread: it ends once its last
-    worker has (Python's fork server lives as long as any process it forked). Nothing happens in a process
-    that is not a direct child of the sweep."""
-    if os.environ.get(SWEEP_PID) != str(os.getppid()):
-        return
-    server = os.getpid()
+    worker has (Python's fork server lives as long as any process it forked). The server is started by the
+    sweep's process (:mod:`rlrun.sweep.warm_up`), its parent."""
+    sweep, server = os.getppid(), os.getpid()
 
     def in_child() -> None:
         if os.getppid() == server:  # a worker; not a process a worker forks in turn
-            watch()
+            watch(sweep)
 
     os.register_at_fork(after_in_child=in_child)
 

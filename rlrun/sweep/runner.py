@@ -37,7 +37,7 @@ from rlrun.record.formats import now
 from rlrun.run.signals import handling
 from rlrun.startup import gc_pause
 from rlrun.sweep import deaths, plan, progress
-from rlrun.sweep.job import ACTION_VARIABLE, STOP_FILE, SweepStopped, mark_sweeper_process
+from rlrun.sweep.job import STOP_FILE, SweepStopped, mark_sweeper_process
 from rlrun.sweep.plan import LAUNCHED, RERUN, RESUME, SKIP, TRAIN, Job
 from rlrun.sweep.summary import LOG_NAME, Watcher, jobs_word, summary, sweep_json, write_sweep_json
 
@@ -77,11 +77,10 @@ class StopRequest:
 
 
 def launch_overrides(job: Job, sweep_dir: Path) -> list[str]:
-    """The job's overrides plus its folder, given explicitly so that every worker process agrees on it, and
-    the parent's decision (train, resume, run again), which the job takes as it is (Hydra sets it in the
-    job's environment, whatever process the launcher runs the job in)."""
+    """The job's overrides plus its folder, given explicitly so that every worker process agrees on it (the
+    parent's decision for the job travels with the task function: :class:`rlrun.sweep.job.SweepTask`)."""
     folder = [f"hydra.sweep.dir={override_value(str(sweep_dir))}", f"hydra.sweep.subdir={override_value(job.folder)}"]
-    return [*job.overrides, *folder, f"+hydra.job.env_set.{ACTION_VARIABLE}={job.action}"]
+    return [*job.overrides, *folder]
 
 
 def _launch_jobs(launch: Launch, sweep_dir: Path, first: int, jobs: list[Job]) -> Sequence[Any]:

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from rlrun.record.formats import now, read_json, write_json
+from rlrun.record.run_record import END_STATUSES
 from rlrun.sweep.plan import LAUNCHED, REFUSE, SKIP, Job
 from rlrun.sweep.progress import SweepProgress
 
 # A job's status in sweep.json: how its run ended (run.json's status) or what this invocation did instead
 JOB_STATUSES = ("completed", "skipped", "failed", "interrupted", "refused", "not_started")
-_ENDED = ("completed", "failed", "interrupted")
 LOG_NAME = "rlrun.log"  # hydra.job.name in conf/config.yaml
 
 
@@ -94,7 +94,7 @@ class Watcher:
             if job.folder in self.reported:
                 continue
             outcome = self.outcome(job)
-            ended = (outcome.record or {}).get("status") in _ENDED
+            ended = (outcome.record or {}).get("status") in END_STATUSES
             if outcome.status != "not_started" and (ended or final):
                 self.reported.add(job.folder)
                 print(f"[{len(self.reported)}/{len(self.jobs)}] {job_line(job, outcome)}", flush=True)

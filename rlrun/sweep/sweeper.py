@@ -1,5 +1,9 @@
 """``hydra/sweeper=rlrun``: Hydra's basic sweeper with rlrun's decisions taken before any job is launched.
 
+The plugin Hydra instantiates (``hydra_plugins/rlrun_sweeper``) is a thin ``Sweeper`` that hands over to this one
+when a sweep starts, so a single run imports nothing of :mod:`rlrun.sweep`. The task function Hydra gives the
+sweeper is wrapped in :class:`rlrun.sweep.job.SweepTask`, which runs each job as the sweep decided and never raises.
+
 Hydra writes a job's ``.hydra/`` and opens its log inside the job, before rlrun's code runs there, so
 whether a job is skipped, resumed, run again or refused is decided here, in the sweep's own process
 (:mod:`rlrun.sweep.runner`); the launcher (basic, joblib, submitit, Ray) only ever sees the jobs to run.
@@ -13,9 +17,10 @@ the static ``split_arguments(overrides, max_batch_size)`` (the product itself). 
 ``hydra._internal.core_plugins.basic_launcher``, is imported only to tell whether jobs run in this process.
 """
 
+import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 # Hydra's internals: see the module's docstring
 from hydra._internal.core_plugins.basic_launcher import BasicLauncher
@@ -24,8 +29,8 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
-from hydra_plugins.rlrun_sweeper import config as _config  # noqa: F401  (stores hydra/sweeper=rlrun)
 from rlrun.sweep import warm_up
+from rlrun.sweep.job import MetaTask, SweepTask
 
 if TYPE_CHECKING:
     from rlrun.sweep.plan import Job
@@ -54,6 +59,7 @@ class RlrunSweeper(BasicSweeper):
     ) -> None:
         super().__init__(max_batch_size=max_batch_size, params=params)
         self.stale_after_s = stale_after_s
+        self.task: SweepTask | None = None
 
     def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig) -> None:
         from rlrun.config.errors import report_user_errors
@@ -64,8 +70,10 @@ class RlrunSweeper(BasicSweeper):
         # the sweep folder, absolute and fixed now: launchers and workers (which may start elsewhere) see this
         with read_write(config), open_dict(config):
             config.hydra.sweep.dir = str(Path(str(config.hydra.sweep.dir)).absolute())
-        super().setup(hydra_context=hydra_context, task_function=task_function, config=config)
-        warm_up.start(self.launcher)
+        self.task = SweepTask(cast(MetaTask, task_function))  # rlrun.cli.main.Task, which has meta()
+        super().setup(hydra_context=hydra_context, task_function=self.task, config=config)
+        if warm_up.start(self.launcher):  # joblib's workers end with this process, however it ends
+            self.task.sweep_pid = os.getpid()
 
     def _compose(self, overrides: list[str]) -> DictConfig:
         """One job's config as its launcher will compose it (Hydra's node included)."""
@@ -76,7 +84,7 @@ class RlrunSweeper(BasicSweeper):
         """Compose one job's config (:mod:`rlrun.sweep.templates`), and name its folder."""
         from rlrun.config.keys import config_hash
         from rlrun.config.resolvers import sweep_subdir
-        from rlrun.sweep.plan import Job  # noqa: F811  (here: importing rlrun imports this module)
+        from rlrun.sweep.plan import Job  # noqa: F811
 
         composed = templates.config(overrides)
         task, choices = composed.task, composed.choices
@@ -124,6 +132,8 @@ class RlrunSweeper(BasicSweeper):
             for job in jobs:  # again, now that no other sweep writes here: one may have ended meanwhile
                 decide(job, self.stale_after_s)
             group = runner.tracking_group(jobs, sweep_dir)  # a tracking service's sweep run, before any job
+        assert self.task is not None
+        self.task.actions.update({job.folder: job.action for job in jobs})  # pickled with the task at launch
         info = {"command": command_line(), "launcher": self.config.hydra.runtime.choices.get("hydra/launcher")}
         launcher = self.launcher
         status = runner.run(

@@ -26,7 +26,6 @@ from contextlib import suppress
 from typing import Any
 
 from rlrun.startup import bootstrap
-from rlrun.sweep import orphans
 
 # What a job imports: the task function's module, training with SB3 and torch, Hydra's job wrapper.
 # The fork server takes module names only (``set_forkserver_preload``), and imports them: its one module,
@@ -42,23 +41,24 @@ JOB_MODULES = [
 PRELOAD = ["rlrun.sweep.fork_server"]
 
 
-def start(launcher: Any) -> None:
+def start(launcher: Any) -> bool:
     """Under Hydra's joblib launcher: start the fork server its workers will come from. Called as the sweep
-    starts, before its own process imports torch for the checks, so that both import side by side."""
+    starts, before its own process imports torch for the checks, so that both import side by side. Whether
+    the launcher is joblib's (whose workers then watch this process: :mod:`rlrun.sweep.orphans`)."""
     try:
         from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
         from joblib.externals.loky.backend.context import set_start_method
     except ImportError:
-        return
+        return False
     if not isinstance(launcher, JoblibLauncher):
-        return
-    os.environ[orphans.SWEEP_PID] = str(os.getpid())  # the workers end with this process, however it ends
+        return False
     if not bootstrap.enabled("preload"):
-        return
+        return True
     multiprocessing.set_forkserver_preload(PRELOAD)
     set_start_method("forkserver", force=True)
     multiprocessing.forkserver.ensure_running()  # returns at once; the server imports in the background
     atexit.register(_stop_fork_server)
+    return True
 
 
 def _stop_fork_server() -> None:

@@ -35,9 +35,6 @@ from typing import Any, ClassVar
 import numpy as np
 from stable_baselines3.common.logger import KVWriter
 
-# run.json's statuses a run ends with, as Tracker.finish receives them
-END_STATUSES = ("completed", "failed", "interrupted")
-
 
 @dataclass
 class RunInfo:

@@ -18,7 +18,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from stable_baselines3.common.logger import KVWriter, Logger
 
-from rlrun.record.run_record import RunRecord
+from rlrun.record.run_record import END_STATUSES, RunRecord
 from rlrun.track.base import RunInfo, Tracker
 from rlrun.track.loggers import make_trackers
 from rlrun.track.names import GROUP_VARIABLE
@@ -112,7 +112,7 @@ class Tracking:
     def end(self, record: RunRecord) -> None:
         """The run ended with run.json's status: finish every tracker, record what was not sent."""
         status = record.data.get("status")
-        status = status if status in ("completed", "failed", "interrupted") else "failed"
+        status = status if status in END_STATUSES else "failed"
         self.finish(status, record.run_dir)
         self.note()
         if "tracking" in record.data:

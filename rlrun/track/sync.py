@@ -21,6 +21,7 @@ from omegaconf import OmegaConf
 from rlrun.config.errors import UserError
 from rlrun.record.formats import parse_eval_csv, read_json, write_json
 from rlrun.record.lock import claim
+from rlrun.record.run_record import END_STATUSES
 from rlrun.track.base import flatten
 from rlrun.track.mlflow import DEFAULT_ARTIFACTS, read_unsent, replay
 from rlrun.track.mlflow_store import Store, check_sqlite_store, check_uri, local_uri, outputs_folder
@@ -61,7 +62,7 @@ def eval_scalars(path: Path) -> dict[int, dict[str, float]]:
 
 def import_ops(run_dir: Path, data: dict[str, Any], config: dict[str, Any], name: str) -> list[dict[str, Any]]:
     """The operations that log a finished (or stopped) run into MLflow from its folder alone."""
-    status = data.get("status") if data.get("status") in ("completed", "failed", "interrupted") else "interrupted"
+    status = data.get("status") if data.get("status") in END_STATUSES else "interrupted"
     params = flatten(config)
     params.update({key: data.get(key) for key in _RECORD_PARAMS})
     params.update({f"versions.{key}": value for key, value in (data.get("versions") or {}).items()})

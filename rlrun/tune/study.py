@@ -217,7 +217,9 @@ def optimize(setup: Setup, study: optuna.Study, storage: optuna.storages.BaseSto
     from rlrun.tune.tracking import StudyTracking
 
     running: list[TrialRun] = []
-    tracked = StudyTracking.open(setup)  # with logger=[..., mlflow]: the study's run, a run per trial under it
+    tracked = StudyTracking.open(
+        setup.base, setup.folder, setup.name
+    )  # with logger=[..., mlflow]: the study's run, a run per trial under it
     stopped = True
     try:
         while True:

@@ -2,18 +2,20 @@
 is a run of its own, each trial a run under it (its values as params, its seeds and state as tags, its
 objective as a metric), and each seed's run a run under its trial's.
 
-The seeds' processes find their trial's run through :data:`rlrun.track.names.GROUP_VARIABLE`, set while the
-trial starts them. Nothing here is needed for the study itself: a tracking failure is warned about and ignored.
+The seeds' processes find their trial's run through :data:`rlrun.track.names.GROUP_VARIABLE`, set in their
+environment as the trial starts them (``Popen(env=...)``; this process's own environment is left as it is).
+Nothing here is needed for the study itself: a tracking failure is warned about and ignored.
 """
 
 from __future__ import annotations
 
-import os
 from contextlib import suppress
+from pathlib import Path
+
+from omegaconf import DictConfig
 
 from rlrun.track.group import Group
 from rlrun.track.names import GROUP_FILE, GROUP_VARIABLE
-from rlrun.tune.study import Setup
 from rlrun.tune.trial import TrialOutcome, TrialRun
 
 # Optuna's trial states as run.json's statuses
@@ -23,33 +25,29 @@ _STATUS = {"COMPLETE": "completed", "PRUNED": "completed", "FAIL": "failed"}
 class StudyTracking:
     """The study's run and its running trials' runs."""
 
-    def __init__(self, setup: Setup, study: Group) -> None:
-        self.setup = setup
+    def __init__(self, base: DictConfig, name: str, study: Group) -> None:
+        self.base, self.name = base, name  # the study's base config and name
         self.study = study
         self.trials: dict[int, Group] = {}
 
     @classmethod
-    def open(cls, setup: Setup) -> StudyTracking | None:
-        """The study's run, when its runs log to a service; else None."""
-        logger = dict(setup.base.get("logger") or {})
+    def open(cls, base: DictConfig, folder: Path, name: str) -> StudyTracking | None:
+        """The study's run (in the study's ``folder``), when its runs log to a service; else None."""
+        logger = dict(base.get("logger") or {})
         if not set(logger) - {"tensorboard", "csv"}:
             return None
-        return cls(setup, Group.open(logger, setup.folder, setup.name, "study"))
+        return cls(base, name, Group.open(logger, folder, name, "study"))
 
     def start(self, run: TrialRun) -> None:
         """Open the trial's run and start its seeds under it."""
         number = run.trial.number
-        logger = dict(self.setup.base.get("logger") or {})
-        name = f"{self.setup.name}-trial-{number}"
+        logger = dict(self.base.get("logger") or {})
+        name = f"{self.name}-trial-{number}"
         group = self.trials[number] = Group.open(logger, run.folder, name, "trial", parent=self.study)
         values = dict(override.split("=", 1) for override in run.trial.user_attrs.get("overrides", []))
         seeds = ",".join(str(seed_run.seed) for seed_run in run.runs)
         group.log(values, {}, 0, {"trial": str(number), "seeds": seeds, "objective": run.objective})
-        os.environ[GROUP_VARIABLE] = str(run.folder / GROUP_FILE)
-        try:
-            run.start()
-        finally:
-            os.environ.pop(GROUP_VARIABLE, None)
+        run.start({GROUP_VARIABLE: str(run.folder / GROUP_FILE)})  # the seeds' own environment
 
     def finish(self, run: TrialRun, outcome: TrialOutcome | None) -> None:
         """End the trial's run with its state and objective (None: the study was stopped)."""
@@ -58,7 +56,7 @@ class StudyTracking:
             return
         state = outcome.state.name if outcome is not None else "STOPPED"
         metrics = {"objective": float(outcome.value)} if outcome is not None and outcome.value is not None else {}
-        step = outcome.step if outcome is not None and outcome.step is not None else self.setup.base.total_timesteps
+        step = outcome.step if outcome is not None and outcome.step is not None else self.base.total_timesteps
         group.log({}, metrics, int(step), {"state": state})
         group.close(_STATUS.get(state, "interrupted"), [])
 

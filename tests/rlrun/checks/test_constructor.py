@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 from omegaconf import open_dict
 
-from rlrun.checks import constructor, env_checks
-from rlrun.cli import check
+from rlrun.checks import constructor, env_checks, suite
 from rlrun.make import models, vec_envs
 from tests.rlrun.helpers import compose_check, compose_config
 
@@ -56,7 +55,7 @@ def test_a_bad_policy_argument_is_caught_while_building() -> None:
 
 def test_what_training_refuses_fails_the_arguments_check() -> None:
     cfg = compose_check("env=gridworld", "algo=ppo", "algo.batch_size=1")
-    arguments = check.algo_checks(cfg, vec_envs.make_env(cfg))[0]
+    arguments = suite.algo_checks(cfg, vec_envs.make_env(cfg))[0]
     assert (arguments.name, arguments.status) == ("PPO arguments", env_checks.FAIL)
     assert arguments.detail.startswith("PPO rejected its arguments (algo.batch_size=1)")
 

@@ -49,7 +49,7 @@ def test_a_misspelt_wrapper_gets_the_list_and_the_closest_name() -> None:
     with pytest.raises(command_line.UnknownOption) as caught:
         command_line.check_wrapper_names(["wrappers=[relative_position,flaten]"])
     error = caught.value
-    assert error.status == 1  # Hydra's status for a config it cannot compose
+    assert error.status == 2  # a user mistake, answered by rlrun
     assert error.problem.startswith("unknown wrapper 'flaten' (did you mean 'flatten'?); available wrappers: ")
     assert (
         "atari, clip_action, flatten, frame_stack, minigrid_flat, minigrid_image, relative_position, rescale_action, "

@@ -13,6 +13,7 @@ import gymnasium as gym
 import pytest
 from gymnasium.envs.registration import register
 
+from rlrun.checks import env_listing
 from rlrun.cli import envs
 
 # rlrun's algorithms (conf/algo, SB3's and sb3-contrib's) that fit each kind of env
@@ -122,7 +123,7 @@ def test_all_adds_gymnasium_envs_with_their_config(env_missing_a_dependency: str
     ids=["extra", "module", "other"],
 )  # fmt: skip
 def test_unavailable_reason_names_the_install(error: Exception, reason: str) -> None:
-    assert envs.unavailable_reason(error) == reason
+    assert env_listing.unavailable_reason(error) == reason
 
 
 def test_human_listing_fits_100_columns(capsys: pytest.CaptureFixture[str], env_missing_a_dependency: str) -> None:

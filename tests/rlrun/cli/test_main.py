@@ -89,10 +89,11 @@ def test_hydra_tools_work(tmp_path: Path) -> None:
     assert run(["--info", "defaults"], tmp_path).returncode == 0
 
 
-def test_misspelt_key_keeps_hydras_message(tmp_path: Path) -> None:
+def test_misspelt_key_gets_the_closest_name(tmp_path: Path) -> None:
     result = run(["totl_timesteps=5"], tmp_path)
-    assert result.returncode == 1
-    assert "totl_timesteps" in result.stderr and "Traceback" not in result.stderr
+    assert result.returncode == 2
+    assert "totl_timesteps is not a key of rlrun's config (did you mean total_timesteps?)" in result.stderr
+    assert "fix: total_timesteps=5" in result.stderr and "Traceback" not in result.stderr
 
 
 HER_TD3 = """\

@@ -1,10 +1,8 @@
 """Every user mistake ends in a message naming the problem and the fix, no traceback, nothing left behind.
 
-Exit status 2 for what rlrun detects; Hydra's own status (1) for its composition errors (a misspelt
-wrapper included, which rlrun answers itself with the list and the closest name). The other Hydra
-composition errors (unknown algo, misspelt keys, wrong types) are covered in-process by
-tests/rlrun/config/test_configs.py; the misspelt key on the command line by test_main.py. A run that fails
-while training exits 1 with its run.json saying so.
+Exit status 2 for every mistake, those Hydra would report included (rlrun finds them first: an unknown option,
+a misspelt key, a wrong type; tests/rlrun/cli/test_mistakes.py). A run that fails while training exits 1 with its
+run.json saying so.
 """
 
 from __future__ import annotations
@@ -21,12 +19,11 @@ import torch
 from rlrun.run.training import train
 from tests.rlrun.helpers import compose_config, shrink
 
-HYDRA = 1  # Hydra's status for composition errors, kept as it is
 RLRUN = 2
 
 CASES = [
-    ("unknown-env", ["env=gridwrld"], HYDRA, "Could not find 'env/gridwrld'"),
-    ("seed-abc", ["seed=abc"], HYDRA, "Value 'abc' of type 'str' could not be converted to Integer"),
+    ("unknown-env", ["env=gridwrld"], RLRUN, "unknown env 'gridwrld' (did you mean 'gridworld'?)"),
+    ("seed-abc", ["seed=abc"], RLRUN, "seed='abc': seed takes a whole number"),
     ("lr-fast", ["algo.learning_rate=fast"], RLRUN, "algo.learning_rate='fast' has the wrong type for PPO"),
     ("timesteps-zero", ["total_timesteps=0"], RLRUN, "total_timesteps=0 must be a positive integer"),
     ("timesteps-negative", ["total_timesteps=-3"], RLRUN, "total_timesteps=-3 must be a positive integer"),
@@ -72,7 +69,7 @@ CASES = [
     (
         "misspelt-wrapper",
         ["wrappers=[relative_position,flaten]"],
-        HYDRA,
+        RLRUN,
         "unknown wrapper 'flaten' (did you mean 'flatten'?); available wrappers: atari, clip_action, flatten,",
     ),
 ]
@@ -100,8 +97,7 @@ def test_mistake_gets_a_message_and_leaves_nothing(tmp_path: Path, args: list[st
     assert result.returncode == status, result.stderr
     assert message in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
-    if status == RLRUN or message.startswith("unknown wrapper"):  # Hydra's own messages have no fix line
-        assert "fix:" in result.stderr
+    assert "fix:" in result.stderr
     assert not list(tmp_path.rglob("run.json")) and not list(tmp_path.rglob("*.yaml"))
 
 

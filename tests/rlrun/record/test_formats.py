@@ -25,8 +25,8 @@ def test_a_header_alone_has_no_rows() -> None:
     ("text", "message"),
     [
         ("", "eval.csv lacks the header timesteps,mean_return,std_return,success_rate,wall_s"),
-        ("timesteps,mean_return\n1,2\n", "eval.csv lacks the header"),
-        (EVAL_CSV_HEADER + "100,nan?,0,,1\n", r"eval.csv cannot be parsed \(could not convert"),
+        ("timesteps,mean_return\n1,2\n", "eval.csv line 1: the header 'timesteps,mean_return' lacks one of"),
+        (EVAL_CSV_HEADER + "100,nan?,0,,1\n", r"eval.csv line 2: 'mean_return' is 'nan\?', not a number"),
         (EVAL_CSV_HEADER + "\n", None),
     ],
     ids=["empty", "columns-missing", "bad-number", "blank-row"],

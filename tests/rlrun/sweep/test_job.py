@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from omegaconf import DictConfig
-from tests.rlrun.run.test_resume import Crash, crash_at
 
 from rlrun.run.training import train
-from rlrun.sweep.job import ACTION_VARIABLE, run_job
+from rlrun.sweep.job import run_job
 from rlrun.sweep.plan import RESUME, TRAIN
+from tests.rlrun.run.test_resume import Crash, crash_at
 
 META = {"env": "gridworld", "algo": "ppo"}
 
@@ -30,8 +30,7 @@ def test_a_job_told_to_resume_continues_its_folder(
     tiny_config: Callable[..., DictConfig], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cfg = stopped_run(tiny_config, tmp_path / "job", monkeypatch)
-    monkeypatch.setenv(ACTION_VARIABLE, RESUME)
-    assert run_job(cfg, tmp_path / "job", tmp_path, META) is not None
+    assert run_job(cfg, tmp_path / "job", tmp_path, META, RESUME) is not None
     record = json.loads((tmp_path / "job" / "run.json").read_text())
     assert record["status"] == "completed" and len(record["resumes"]) == 1
 
@@ -39,8 +38,7 @@ def test_a_job_told_to_resume_continues_its_folder(
 def test_a_job_told_to_train_trains_a_new_run(
     tiny_config: Callable[..., DictConfig], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(ACTION_VARIABLE, TRAIN)
-    assert run_job(tiny_config("env=gridworld", "algo=ppo"), tmp_path / "job", tmp_path, META) is not None
+    assert run_job(tiny_config("env=gridworld", "algo=ppo"), tmp_path / "job", tmp_path, META, TRAIN) is not None
     record = json.loads((tmp_path / "job" / "run.json").read_text())
     assert record["status"] == "completed" and "resumes" not in record
 
@@ -49,8 +47,8 @@ def test_a_requeued_job_continues_its_own_earlier_attempt(
     tiny_config: Callable[..., DictConfig], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cfg = stopped_run(tiny_config, tmp_path / "job", monkeypatch)
-    monkeypatch.setenv(ACTION_VARIABLE, TRAIN)  # what the sweep decided before the first attempt started
-    assert run_job(cfg, tmp_path / "job", tmp_path, META) is not None
+    # TRAIN: what the sweep decided before the first attempt started
+    assert run_job(cfg, tmp_path / "job", tmp_path, META, TRAIN) is not None
     assert json.loads((tmp_path / "job" / "run.json").read_text())["status"] == "completed"
 
 
@@ -58,9 +56,8 @@ def test_a_job_records_a_failure_and_returns(
     tiny_config: Callable[..., DictConfig], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cfg = stopped_run(tiny_config, tmp_path / "job", monkeypatch)
-    monkeypatch.setenv(ACTION_VARIABLE, RESUME)
     with monkeypatch.context() as patch:
         crash_at(patch, 0)  # the resumed run fails at once
-        assert run_job(cfg, tmp_path / "job", tmp_path, META) is None
+        assert run_job(cfg, tmp_path / "job", tmp_path, META, RESUME) is None
     record = json.loads((tmp_path / "job" / "run.json").read_text())
     assert record["status"] == "failed" and "Crash" in record["error"]

@@ -39,7 +39,7 @@ def test_damaged_runs_are_left_out_with_one_warning_each(tmp_path: Path, caplog:
     ("text", "reason"),
     [
         ("", "eval.csv lacks the header timesteps,mean_return,std_return,success_rate,wall_s"),
-        (HEADER + "64,high,0.0,,1.0\n", "eval.csv cannot be parsed (could not convert string to float: 'high')"),
+        (HEADER + "64,high,0.0,,1.0\n", "eval.csv line 2: 'mean_return' is 'high', not a number"),
         (b"\xff\xfe", "eval.csv cannot be parsed ('utf-8' codec can't decode"),
     ],
     ids=["empty", "bad-number", "not-text"],

@@ -1,0 +1,126 @@
+"""One run of ``rlrun`` without ``-m``: Hydra's task function trains (or resumes) it, reports it, and turns a run
+that failed into one message and DESIGN.md's exit status (:func:`failure`)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from hydra.core.global_hydra import GlobalHydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig, OmegaConf
+
+from rlrun.cli.invocation import Invocation
+from rlrun.config import user_configs
+from rlrun.config.errors import UserError, full_traceback_wanted, report_user_errors
+from rlrun.config.resolvers import env_name
+from rlrun.record.provenance import command_line, prog
+
+log = logging.getLogger("rlrun")
+
+
+def meta(cfg: DictConfig) -> dict[str, Any]:
+    """What Hydra knows of this job that the run records: env and algo names, the preset, the overrides."""
+    hydra_cfg = HydraConfig.get()
+    choices = hydra_cfg.runtime.choices
+    tuned = choices.get("tuned")
+    presets = GlobalHydra.instance().config_loader().get_group_options("tuned") if tuned else []
+    return {
+        "env": env_name(choices.get("env"), OmegaConf.select(cfg, "env.id", default=None)),  # run.json's env
+        "algo": choices.get("algo"),
+        "preset": tuned if tuned in presets else None,  # the optional entry: only if such a file exists
+        "overrides": list(hydra_cfg.overrides.task),
+        "command": command_line(),
+    }
+
+
+def run(cfg: DictConfig, invocation: Invocation) -> float:
+    """Train or resume, report, and exit with DESIGN.md's statuses; the final mean return."""
+    from rlrun.run import training
+
+    about = meta(cfg)
+    if about["preset"] is not None:  # the user's own (--config-dir) or rlrun's
+        sources = GlobalHydra.instance().config_loader().get_sources()
+        log.info("preset: tuned=%s from %s", about["preset"], user_configs.preset_source(sources, about["preset"]))
+    if invocation.resumed is not None:
+        run_dir = Path(cfg.resume)
+        record = invocation.resumed[0]  # a resumed run reports its own env, algo and seed
+        env, algo, seed = str(record.get("env")), str(record.get("algo")), int(record.get("seed", cfg.seed))
+    else:
+        run_dir = Path(os.path.relpath(HydraConfig.get().runtime.output_dir))
+        env, algo, seed = str(about["env"]), str(about["algo"]), int(cfg.seed)
+    with report_user_errors():
+        try:
+            if invocation.resumed is not None:
+                continued = invocation.command.value("total_timesteps") is not None  # to a larger budget
+                total = cfg.total_timesteps if continued else None
+                final = training.resume(run_dir, cfg.progress_bar, about, total, target=invocation.resumed)
+            else:
+                try:
+                    final = training.train(cfg, run_dir, about)
+                except BaseException:
+                    _remove_if_unused(run_dir, invocation)  # only when the run never started (no run.json)
+                    raise
+        except UserError:
+            raise
+        except BaseException as error:
+            message, status = failure(error, run_dir, str(cfg.env.id))
+            print(message, file=sys.stderr)
+            sys.exit(status)
+    success = "" if final["success_rate"] is None else f", success rate {final['success_rate']:.2f}"
+    log.info(
+        "%s + %s, seed %d: mean return %.3f ± %.3f over %d episode%s%s\nrun folder: %s",
+        *(env, algo, seed, final["mean_return"], final["std_return"], final["episodes"]),
+        *("" if final["episodes"] == 1 else "s", success, run_dir),
+    )
+    return float(final["mean_return"])
+
+
+def failure(error: BaseException, run_dir: Path, env_id: str) -> tuple[str, int]:
+    """A run that stopped with ``error``: its message (what happened, where it can continue from, a fix) and
+    its exit status. Re-raises what it does not know, and everything with ``HYDRA_FULL_ERROR=1``."""
+    from rlrun.make.gym_make import failure_fix
+    from rlrun.make.nan import NonFiniteValue
+    from rlrun.record.formats import WriteFailed
+    from rlrun.run.interrupts import RunInterrupted
+
+    if isinstance(error, RunInterrupted):
+        return f"rlrun: {error}; snapshot written. Continue with:\n  {prog()} resume={error.run_dir}", error.exit_status
+    if isinstance(error, KeyboardInterrupt):  # a third signal: no snapshot at this point, the newest one is kept
+        return (
+            "rlrun: stopped at once, without a snapshot of this step; run.json says interrupted. "
+            f"Continue from its newest snapshot, if it has one, with:\n  {prog()} resume={run_dir}",
+            130,
+        )
+    if not isinstance(error, Exception):
+        raise error
+    if isinstance(error, NonFiniteValue):
+        return f"rlrun: run failed: {error}\nrun.json records it; snapshots so far are kept in {run_dir}", 1
+    if isinstance(error, WriteFailed):  # a full disk, a quota, a read-only filesystem: one line, no traceback
+        if (run_dir / "run.json").is_file() and any((run_dir / "snapshots").glob("step-*")):
+            then = f"free space, then continue from its newest complete snapshot with: {prog()} resume={run_dir}"
+        else:
+            then = "free space, then start it again"
+        return f"rlrun: run failed: {error}; {then}", 1
+    if full_traceback_wanted():
+        raise error
+    at, fix = failure_fix(error, env_id)  # the env or the algorithm failed while training: where, and a fix
+    recorded = f"\nrun.json in {run_dir} records it" if (run_dir / "run.json").is_file() else ""
+    return f"rlrun: run failed: {type(error).__name__}: {error}{at}\n  fix: {fix}{recorded}", 1
+
+
+def _remove_if_unused(run_dir: Path, invocation: Invocation) -> None:
+    """Remove what Hydra just made for a run that never started: its ``.hydra/`` and log, and the folder
+    itself if Hydra created it. Nothing that existed before this process started is touched."""
+    from rlrun.record.leftovers import remove_leftovers
+
+    before = invocation.existing if invocation.command.value("hydra.run.dir") else None
+    if remove_leftovers(run_dir, before):
+        outputs = Path("outputs").resolve()
+        for parent in run_dir.resolve().parents:  # outputs/runs/<env>-<algo> if Hydra made it just now
+            if parent in invocation.existing_parents or not parent.is_relative_to(outputs) or any(parent.iterdir()):
+                break
+            parent.rmdir()

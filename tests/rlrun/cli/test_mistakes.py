@@ -1,0 +1,102 @@
+"""Command-line mistakes answered by rlrun before Hydra prints anything (rlrun/cli/mistakes.py): exit status 2,
+rlrun's message with the closest names, nothing created."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rlrun.cli import mistakes
+from rlrun.cli.command_line import CommandLine
+from rlrun.config import schema
+from rlrun.config.errors import UserError
+
+
+def rlrun(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    script = shutil.which("rlrun", path=str(Path(sys.executable).parent))
+    assert script is not None, "the rlrun console script is not installed"
+    env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
+    return subprocess.run([script, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize(
+    ("args", "problem", "fix"),
+    [
+        (
+            ["algo.learning_rat=0.1"],
+            "algo.learning_rat is not an argument of PPO (did you mean learning_rate?)",
+            "algo.learning_rate=0.1",
+        ),
+        (["env=cartpol"], "unknown env 'cartpol' (did you mean 'cartpole'?)", "env=cartpole"),
+        (["algo=ppo,sacc", "-m"], "unknown algo 'sacc' (did you mean 'sac'?); available: a2c, ars,", "pick one"),
+        (["total_timesteps=1.5e3", "seed=0.5"], "seed=0.5: seed takes a whole number", "seed=0"),
+        (["eval.evry=5"], "eval.evry is not a key of rlrun's config (did you mean eval.every", "eval.every=5"),
+        (["hydra.job.chdirr=true"], "hydra.job.chdirr is not a key of the hydra.job config (did you mean", "+hydra"),
+    ],
+    ids=["algo-key", "env-option", "sweep-option", "not-whole", "schema-key", "hydra-key"],
+)
+def test_a_mistake_gets_rlruns_message_before_hydra(tmp_path: Path, args: list[str], problem: str, fix: str) -> None:
+    result = rlrun(args, tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"rlrun: error: {problem}"), result.stderr
+    assert f"\n  fix: {fix}" in result.stderr
+    assert "Traceback" not in result.stderr and "Hydra" not in result.stderr and result.stdout == ""
+    assert list(tmp_path.iterdir()) == []  # no outputs/
+
+
+def test_malformed_yaml_in_a_config_dir_names_its_file_and_line(tmp_path: Path) -> None:
+    folder = tmp_path / "mine" / "env"
+    folder.mkdir(parents=True)
+    (folder / "broken.yaml").write_text("# my env\nid: CartPole-v1\nn_envs: [1\n")
+    result = rlrun(["--config-dir", "mine", "env=broken"], tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("rlrun: error: mine/env/broken.yaml:4 is not valid YAML: ")
+    assert "fix: fix the YAML at mine/env/broken.yaml:4" in result.stderr and "Traceback" not in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine"]
+
+
+def test_a_config_dir_option_counts_and_its_keys_are_checked(tmp_path: Path) -> None:
+    (tmp_path / "env").mkdir()
+    (tmp_path / "env" / "mine.yaml").write_text("# my env\nid: CartPole-v1\nn_envs: 2\n")
+    command = CommandLine.parse(["--config-dir", str(tmp_path), "env=mine", "env.n_envs=3"])
+    assert mistakes.check(command, schema.RunConfig) is command
+    with pytest.raises(UserError, match=r"unknown env 'mie' \(did you mean 'mine'\?\)"):
+        mistakes.check(CommandLine.parse(["--config-dir", str(tmp_path), "env=mie"]), schema.RunConfig)
+
+
+@pytest.mark.parametrize(
+    ("args", "rewritten"),
+    [
+        (["total_timesteps=1e4"], ("total_timesteps=10000",)),
+        (["-m", "seed=0,1", "total_timesteps=1e3,2.5e3"], ("-m", "seed=0,1", "total_timesteps=1000,2500")),
+        (["eval.every=2e3", "algo.n_steps=32"], ("eval.every=2000", "algo.n_steps=32")),
+        (["algo.learning_rate=1e-3", "total_timesteps=300"], ("algo.learning_rate=1e-3", "total_timesteps=300")),
+    ],
+    ids=["single", "sweep", "nested", "floats-left-alone"],
+)
+def test_a_whole_float_for_an_integer_is_rewritten(args: list[str], rewritten: tuple[str, ...]) -> None:
+    assert mistakes.check(CommandLine.parse(args), schema.RunConfig).argv == rewritten
+
+
+def test_valid_overrides_pass_unchanged() -> None:
+    args = ["env=pointgoal", "algo=her", "algo.policy_kwargs={net_arch:[16]}", "+benchmark=zoo", "~tuned"]
+    args += ["hydra.run.dir=somewhere", "-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "seed=range(2)"]
+    command = CommandLine.parse(args)
+    assert mistakes.check(command, schema.RunConfig) is command
+
+
+def test_a_run_given_a_whole_float_trains_the_integer(tmp_path: Path) -> None:
+    from tests.rlrun.cli.test_main import TINY
+
+    args = ["env=gridworld", "algo=ppo", "total_timesteps=2.56e2", *(a for a in TINY if "total_timesteps" not in a)]
+    result = rlrun(args, tmp_path)
+    assert result.returncode == 0, result.stderr
+    (record,) = tmp_path.glob("outputs/runs/*/*/run.json")
+    assert "total_timesteps=256" in json.loads(record.read_text())["overrides"]
+    assert "total_timesteps: 256\n" in (record.parent / "config.yaml").read_text()
