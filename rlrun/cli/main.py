@@ -217,7 +217,7 @@ def _resume_overrides(command: CommandLine) -> list[str]:
     run_dir = Path(target)
     if not run_dir.is_dir():
         raise UserError(f"resume={target}: no such folder", "give the folder of a run under outputs/runs/")
-    from rlrun.run.resume_state import load_target
+    from rlrun.run import resume_order
 
     refused = [a for a in command.overrides if override_key(a) not in RESUME_OVERRIDES]
     if refused:
@@ -225,10 +225,7 @@ def _resume_overrides(command: CommandLine) -> list[str]:
             "resume= continues a run with its own config.yaml; refusing overrides that change it: " + " ".join(refused),
             "drop them (only progress_bar= may change), or start a new run with them",
         )
-    from rlrun.record.lock import hold
-
-    hold(run_dir)  # until this process ends: a second resume of the run is refused here, exit 2
-    record, snapshot = load_target(run_dir)
+    record, snapshot = resume_order.hold_for_resume(run_dir)  # trust (read-only), then the lock, then the rest
     _invocation.resumed = record
     if snapshot is None:
         final = record["final"]

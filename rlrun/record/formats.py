@@ -12,12 +12,15 @@ import errno
 import io
 import json
 import os
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+from rlrun.config.errors import UserError
 
 EVAL_CSV_HEADER = "timesteps,mean_return,std_return,success_rate,wall_s\n"
 EVAL_COLUMNS = tuple(EVAL_CSV_HEADER.strip().split(","))
@@ -98,13 +101,45 @@ def writing(path: Path) -> Iterator[None]:
         raise WriteFailed(error.errno, error.strerror or str(error), str(named)) from error
 
 
+class NotRegularFile(UserError):
+    """A path in a run folder that rlrun would write through is a symbolic link or not a regular file."""
+
+
+def open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
+    """``os.open`` of a file in a run folder, never through a symbolic link (``O_NOFOLLOW``) and only if it is a
+    regular file: a received folder cannot make rlrun write outside it. Raises :class:`NotRegularFile`."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except OSError as error:
+        if error.errno != errno.ELOOP:
+            raise
+        fd = -1
+    if fd >= 0 and stat.S_ISREG(os.fstat(fd).st_mode):
+        return fd
+    if fd >= 0:
+        os.close(fd)
+    raise NotRegularFile(
+        f"{path} is a symbolic link or not a regular file: rlrun writes only regular files in a run folder",
+        f"remove it (rm {path}) if the folder is yours; a folder you received may be trying to make rlrun "
+        "write outside it",
+    )
+
+
+def open_for_writing(path: Path, append: bool = False) -> IO[str]:
+    """``path`` opened for writing text (truncated, or ``append``), through :func:`open_regular`."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
+    return os.fdopen(open_regular(path, flags), "a" if append else "w", encoding="utf-8", newline="\n")
+
+
 def write_text(path: Path, text: str, durable: bool = False) -> None:
     """Write ``text`` under a temporary name, then rename it over ``path`` (``durable``: fsync'd first); a
-    failed write raises :class:`WriteFailed` and leaves ``path`` as it was, with no temporary file."""
+    failed write raises :class:`WriteFailed` and leaves ``path`` as it was, with no temporary file. The
+    temporary file is made anew (a link left there is removed, never written through)."""
     tmp = path.with_name(f".{path.name}.tmp")
     with writing(path):
         try:
-            with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+            tmp.unlink(missing_ok=True)
+            with open_for_writing(tmp) as f:
                 f.write(text)
                 if durable:
                     f.flush()

@@ -171,6 +171,13 @@ def check_snapshots(run_dir: Path, snapshots: list[Path], what: str) -> None:
             raise not_trusted(run_dir, f"{snapshot.name}/{SNAPSHOT_MANIFEST} is not signed with your trust key", what)
 
 
+def check_folder(run_dir: Path, what: str) -> None:
+    """Refuse (exit 2) a run folder whose run manifest does not verify over its ``config.yaml``, or one of whose
+    snapshots' manifests is not signed: the read-only check before anything of it is loaded or written."""
+    check_run(run_dir, ("config.yaml",), what)
+    check_snapshots(run_dir, sorted((run_dir / "snapshots").glob("step-*")), what)
+
+
 def run_folders(folder: Path) -> list[Path]:
     """``folder`` itself if it is a run folder, else the run folders under it (a sweep's or a study's)."""
     if (folder / "run.json").is_file() or (folder / "config.yaml").is_file():

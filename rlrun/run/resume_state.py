@@ -30,10 +30,9 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv,
 from rlrun.config.errors import UserError
 from rlrun.envs.batched import BatchedVecEnv
 from rlrun.make.nan import CheckNan
-from rlrun.record import signatures
+from rlrun.record import formats, signatures
 from rlrun.record.fields import EVAL_FIELDS, REQUIRED, eval_csv_problem, eval_csv_rows, read_config, record_problem
 from rlrun.record.formats import EVAL_CSV_HEADER
-from rlrun.record.liveness import process_alive
 from rlrun.run import seam
 from rlrun.run.evaluation import PeriodicEvaluation
 from rlrun.run.snapshots import list_snapshots, newest_verified
@@ -155,7 +154,8 @@ def rewind_eval_csv(path: Path, step: int) -> None:
     rows = [[row[column] for column in EVAL_FIELDS] for row in eval_csv_rows(path.read_text())]
     kept = [row for row in rows if int(row[0]) <= step]
     tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", newline="") as f:
+    tmp.unlink(missing_ok=True)
+    with formats.open_for_writing(tmp) as f:
         f.write(EVAL_CSV_HEADER)
         csv.writer(f, lineterminator="\n").writerows(kept)
         f.flush()
@@ -182,10 +182,7 @@ def check_target(run_dir: Path, record: dict[str, Any] | None) -> Path | None:
         )
     if record.get("status") == "completed":
         return None
-    pid = record.get("pid")
-    alive = record.get("status") == "running" and process_alive(record)
-    if alive and pid != os.getpid():
-        raise UserError(f"resume={run_dir}: the run is still going (pid {pid})", f"stop it first: kill {pid}")
+    # a run still going holds the folder's lock, which the resume holds now: a `running` record is interrupted
     if (damaged := read_config(run_dir)[1]) is not None:  # the config it would train with, read as data only
         raise UserError(f"resume={run_dir}: {damaged}", "restore the run's config.yaml from a copy, or start again")
     if (damaged := eval_csv_problem(run_dir / "eval.csv")) is not None:  # rewound at the resume: checked before

@@ -33,7 +33,7 @@ from rlrun.record import signatures
 from rlrun.record.formats import remove_partial_writes, write_failure, writing
 from rlrun.record.lock import claim
 from rlrun.record.run_record import RunRecord
-from rlrun.run import resume_state, snapshots
+from rlrun.run import resume_order, resume_state, snapshots
 from rlrun.run.evaluation import PeriodicEvaluation, evaluate, sync_normalization
 from rlrun.run.heartbeat import KeepRecordCurrent
 from rlrun.run.interrupts import InterruptCallback, LearningStopped, RunInterrupted, StoppableCallbacks
@@ -87,6 +87,7 @@ def resume(run_dir: str | Path, progress_bar: str = "auto", meta: dict[str, Any]
     """Continue the run in ``run_dir`` from its newest complete snapshot, with the run's own config; holding
     the folder's lock, as :func:`train` does."""
     run_dir, meta = Path(run_dir), meta or {}
+    resume_order.check_before_lock(run_dir)  # read-only: a folder refused is never written to, its .lock included
     with claim(run_dir):
         return _resume(run_dir, progress_bar, meta)
 

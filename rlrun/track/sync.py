@@ -19,6 +19,7 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from rlrun.config.errors import UserError
+from rlrun.record import formats
 from rlrun.record.formats import parse_eval_csv, read_json, write_json
 from rlrun.record.lock import claim
 from rlrun.track.base import flatten
@@ -115,7 +116,7 @@ def sync_run(run_dir: Path, tracking_uri: str | None = None, experiment: str | N
         rest = replay(store, ops, run_dir)
         (run_dir / UNSENT_NAME).unlink(missing_ok=True)
         if rest:
-            with (run_dir / UNSENT_NAME).open("w") as file:
+            with formats.open_for_writing(run_dir / UNSENT_NAME) as file:
                 file.writelines(json.dumps(op, default=str) + "\n" for op in rest)
         if store.run_id is not None:
             mlflow_record = {"run_id": store.run_id, "tracking_uri": uri, "experiment": experiment}
