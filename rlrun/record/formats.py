@@ -151,6 +151,21 @@ def write_text(path: Path, text: str, durable: bool = False) -> None:
             raise
 
 
+# rlrun never makes a link in a run folder; W&B keeps one of its own in its folder
+OTHERS_LINKS = ("wandb",)
+
+
+def links_in(run_dir: Path) -> list[Path]:
+    """The symbolic links in ``run_dir`` (its own files and folders, none followed), W&B's folder left out."""
+    found = []
+    for folder, dirs, names in os.walk(run_dir):
+        here = Path(folder)
+        if here == run_dir:
+            dirs[:] = [d for d in dirs if d not in OTHERS_LINKS]
+        found += [here / name for name in [*dirs, *names] if (here / name).is_symlink()]
+    return sorted(found)
+
+
 def remove_partial_writes(folder: Path) -> None:
     """Remove the temporary files (:data:`TMP_FILES`) of writes in ``folder`` that never finished: killed, or
     stopped by a full disk."""
@@ -163,6 +178,16 @@ def remove_partial_writes(folder: Path) -> None:
 def write_json(path: Path, data: dict[str, Any]) -> None:
     """Write a JSON object atomically and durably."""
     write_text(path, json.dumps(data, indent=2) + "\n", durable=True)
+
+
+def read_yaml(path: Path) -> Any:
+    """The YAML document at ``path`` read safely, or None where it is missing or cannot be parsed."""
+    import yaml
+
+    try:
+        return yaml.safe_load(path.read_text())
+    except (OSError, ValueError, yaml.YAMLError):
+        return None
 
 
 def read_json(path: Path) -> dict[str, Any] | None:

@@ -188,8 +188,7 @@ def check_target(run_dir: Path, record: dict[str, Any] | None) -> Path | None:
     if (damaged := eval_csv_problem(run_dir / "eval.csv")) is not None:  # rewound at the resume: checked before
         raise UserError(f"resume={run_dir}: {damaged}", "restore the run's eval.csv from a copy, or start again")
     # nothing of the folder is unpickled or instantiated unless this user's rlrun signed it (or rlrun-trust did)
-    signatures.check_run(run_dir, ("config.yaml",), f"resume={run_dir}")
-    signatures.check_snapshots(run_dir, list_snapshots(run_dir / "snapshots"), f"resume={run_dir}")
+    signatures.check_folder(run_dir, f"resume={run_dir}")  # config.yaml, run.json, each snapshot of this run
     snapshot = newest_verified(run_dir / "snapshots")  # verified once per process: the second look reuses it
     if snapshot is None:
         found = len(list_snapshots(run_dir / "snapshots"))

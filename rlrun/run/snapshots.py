@@ -66,7 +66,7 @@ def _write_manifest(snapshot: Path, manifest: dict[str, Any]) -> None:
     tmp.unlink(missing_ok=True)
     with formats.open_for_writing(tmp) as f:
         json.dump(
-            signatures.signed(manifest), f, indent=2
+            signatures.signed_snapshot(snapshot.parents[1], manifest), f, indent=2
         )  # signed: this user's rlrun wrote it (rlrun.record.signatures)
         f.flush()
         os.fsync(f.fileno())

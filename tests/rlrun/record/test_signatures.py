@@ -23,13 +23,15 @@ def run_folder(folder: Path, signed: bool = True) -> Path:
     folder.mkdir(parents=True)
     (folder / "config.yaml").write_text("seed: 0\nwrappers:\n  scale:\n    _target_: rlrun.envs.wrappers.ScaleReward\n")
     (folder / "run.json").write_text(json.dumps({"status": "interrupted"}))
+    if signed:
+        signatures.sign_run(folder)
     snapshot = folder / "snapshots" / "step-0000000256"
     snapshot.mkdir(parents=True)
     (snapshot / "state.pkl").write_bytes(b"state")
     manifest = {"step": 256, "score": None, "files": {"state.pkl": signatures.sha256(snapshot / "state.pkl")}}
-    (snapshot / "manifest.json").write_text(json.dumps(signatures.signed(manifest) if signed else manifest))
-    if signed:
-        signatures.sign_run(folder)
+    (snapshot / "manifest.json").write_text(
+        json.dumps(signatures.signed_snapshot(folder, manifest) if signed else manifest)
+    )
     return folder
 
 
