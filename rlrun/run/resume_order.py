@@ -4,27 +4,12 @@ everything else. A refused folder is never written to: neither its ``.lock`` nor
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from rlrun.config.errors import UserError
-from rlrun.record import lock, signatures
+from rlrun.record import formats, lock, signatures
 from rlrun.run import resume_state
-
-# rlrun never makes a link in a run folder; W&B keeps one of its own in its folder
-OTHERS_LINKS = ("wandb",)
-
-
-def links_in(run_dir: Path) -> list[Path]:
-    """The symbolic links in ``run_dir`` (its own files and folders, none followed), W&B's folder left out."""
-    found = []
-    for folder, dirs, names in os.walk(run_dir):
-        here = Path(folder)
-        if here == run_dir:
-            dirs[:] = [d for d in dirs if d not in OTHERS_LINKS]
-        found += [here / name for name in [*dirs, *names] if (here / name).is_symlink()]
-    return sorted(found)
 
 
 def check_before_lock(run_dir: Path) -> None:
@@ -37,7 +22,7 @@ def check_before_lock(run_dir: Path) -> None:
             "give the folder of a run, e.g. resume=outputs/runs/gridworld-ppo/<stamp>",
         )
     signatures.check_folder(run_dir, what)
-    links = links_in(run_dir)
+    links = formats.links_in(run_dir)
     if links:
         raise UserError(
             f"{what}: the folder holds symbolic links, which rlrun never writes: "
