@@ -181,19 +181,23 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 def read_yaml(path: Path) -> Any:
-    """The YAML document at ``path`` read safely, or None where it is missing or cannot be parsed."""
-    import yaml
+    """The YAML document at ``path`` read safely and within bounds, or None where it is missing, cannot be parsed
+    or is over a bound (:mod:`rlrun.record.reading`)."""
+    from rlrun.record import reading  # it builds on this module
 
     try:
-        return yaml.safe_load(path.read_text())
-    except (OSError, ValueError, yaml.YAMLError):
+        return reading.load_yaml(path)
+    except (OSError, ValueError):
         return None
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
-    """A JSON object from ``path``, or None where it is missing, truncated or not an object."""
+    """A JSON object from ``path``, or None where it is missing, truncated, not an object or over a bound of
+    :mod:`rlrun.record.reading`."""
+    from rlrun.record import reading  # it builds on this module
+
     try:
-        data = json.loads(path.read_text())
+        data = reading.load_json(path)
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

@@ -15,7 +15,6 @@ cannot be snapshotted at all. What is private to SB3 or Gymnasium is reached thr
 from __future__ import annotations
 
 import csv
-import json
 import os
 import random
 from pathlib import Path
@@ -30,7 +29,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv,
 from rlrun.config.errors import UserError
 from rlrun.envs.batched import BatchedVecEnv
 from rlrun.make.nan import CheckNan
-from rlrun.record import formats, signatures
+from rlrun.record import formats, reading, signatures
 from rlrun.record.fields import EVAL_FIELDS, REQUIRED, eval_csv_problem, eval_csv_rows, read_config, record_problem
 from rlrun.record.formats import EVAL_CSV_HEADER
 from rlrun.run import seam
@@ -206,7 +205,7 @@ def load_target(run_dir: Path) -> tuple[dict[str, Any], Path | None]:
     the snapshot's checksums are read once in a process (:func:`rlrun.run.snapshots.newest_verified`)."""
     record_path = run_dir / "run.json"
     try:
-        record = json.loads(record_path.read_text()) if record_path.is_file() else None
+        record = reading.load_json(record_path) if record_path.is_file() else None
     except (OSError, ValueError) as error:  # a file that cannot be read, is not UTF-8 or not JSON
         raise UserError(
             f"resume={run_dir}: its run.json cannot be read ({error})", "restore run.json or start a new run"

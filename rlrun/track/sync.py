@@ -17,10 +17,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from omegaconf import OmegaConf
-
 from rlrun.config.errors import UserError
-from rlrun.record import formats, signatures
+from rlrun.record import formats, reading, signatures
 from rlrun.record.formats import parse_eval_csv, read_json, write_json
 from rlrun.record.lock import claim
 from rlrun.track.base import flatten
@@ -54,7 +52,7 @@ def eval_scalars(path: Path) -> dict[int, dict[str, float]]:
     if not path.is_file():
         return {}
     by_step: dict[int, dict[str, float]] = {}
-    for row in parse_eval_csv(path.read_text()):
+    for row in parse_eval_csv(reading.read_text(path, reading.MAX_CSV_BYTES)):
         values = {"eval/mean_reward": row.mean_return}
         if row.success_rate is not None:
             values["eval/success_rate"] = row.success_rate
@@ -102,8 +100,9 @@ def sync_run(run_dir: Path, tracking_uri: str | None = None, experiment: str | N
             f"{what}: the folder holds symbolic links, which rlrun never writes: {links[0]}",
             "replace each by the file it points to (or remove it), then sync again",
         )
-    config = OmegaConf.to_container(OmegaConf.load(run_dir / "config.yaml"), resolve=False)
-    assert isinstance(config, dict)
+    config = formats.read_yaml(run_dir / "config.yaml")
+    if not isinstance(config, dict):
+        raise UserError(f"{run_dir}: config.yaml cannot be read", "restore it from a copy")
     settings = (config.get("logger") or {}).get("mlflow") or {}
     tracking = data.get("tracking") or {}
     known = tracking.get("mlflow") or {}
