@@ -14,16 +14,14 @@ The key: the file named by ``RLRUN_TRUST_KEY``, else ``$XDG_CONFIG_HOME/rlrun/tr
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import json
 import os
 import secrets
+import stat
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from rlrun.config.errors import UserError
 from rlrun.record import formats
@@ -68,6 +66,7 @@ def _key() -> bytes:
         finally:
             tmp.unlink()
         key = path.read_bytes()
+    check_key_file(path)
     if len(key) < 16:
         raise UserError(
             f"the trust key {path} is too short ({len(key)} bytes): it cannot sign run folders",
@@ -75,6 +74,18 @@ def _key() -> bytes:
             f"with {TRUST_COMMAND}), or point {KEY_ENV} at another key file",
         )
     return key
+
+
+def check_key_file(path: Path) -> None:
+    """Refuse (exit 2) a key file that others than its owner may read or write: whoever reads it can sign any
+    folder as this user's. The one place the key file's permissions are checked."""
+    mode = path.stat().st_mode
+    if mode & 0o077:
+        raise UserError(
+            f"the trust key {path} can be read or written by others (mode {stat.S_IMODE(mode):o}): anyone who reads "
+            "it can make any run folder look like yours",
+            f"chmod 600 {path}",
+        )
 
 
 def sha256(path: Path) -> str:
@@ -170,23 +181,33 @@ def _read(path: Path) -> Any:
 
 
 def executed_by(run_dir: Path) -> list[str]:
-    """What loading the folder would execute: its pickles and the ``_target_``s of its ``config.yaml``."""
+    """What loading the folder would execute: its pickles, and from its ``config.yaml`` the ``_target_``s, the
+    classes ``hydra.utils.get_class`` gets, the wrappers, a ``module:`` prefix of ``env.id`` and ``env.packages``."""
     found = [str(p.relative_to(run_dir)) for name in PICKLES for p in sorted(run_dir.glob(f"**/{name}"))]
     targets: list[str] = []
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
             if isinstance(node.get("_target_"), str):
-                targets.append(node["_target_"])
+                path = node.get("path")
+                targets.append(f"{node['_target_']}({path})" if isinstance(path, str) else node["_target_"])
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):
             for value in node:
                 walk(value)
 
-    with contextlib.suppress(OSError, yaml.YAMLError):  # an unreadable config.yaml instantiates nothing
-        walk(yaml.safe_load((run_dir / "config.yaml").read_text()))
-    return found + [f"config.yaml _target_: {t}" for t in sorted(set(targets))]
+    config = formats.read_yaml(run_dir / "config.yaml")  # an unreadable config.yaml instantiates nothing
+    walk(config)
+    found += [f"config.yaml _target_: {t}" for t in sorted(set(targets))]
+    if isinstance(config, dict):
+        env: dict[str, Any] = config["env"] if isinstance(config.get("env"), dict) else {}
+        wrappers = [*(env.get("wrappers") or {}), *(config.get("wrappers") or {})]
+        found += [f"config.yaml wrapper: {name}" for name in wrappers]
+        if isinstance(env.get("id"), str) and ":" in env["id"]:
+            found.append(f"config.yaml env.id entry point: imports {env['id'].split(':', 1)[0]}")
+        found += [f"config.yaml env.packages: imports {package}" for package in env.get("packages") or []]
+    return found
 
 
 class NotTrusted(UserError):

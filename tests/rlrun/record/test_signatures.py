@@ -122,9 +122,10 @@ def test_rlrun_trust_signs_a_reviewed_folder_and_every_run_of_a_sweep(tmp_path: 
     sweep = tmp_path / "sweep"
     runs = [run_folder(sweep / "gridworld-ppo" / f"seed-{seed}", signed=False) for seed in (0, 1)]
     with pytest.raises(SystemExit) as ended:
-        trust.main([str(sweep)])
+        trust.main([str(sweep), "--yes"])
     assert ended.value.code == 0
-    assert capsys.readouterr().out.splitlines() == [f"trusted {run} (1 snapshot)" for run in runs]
+    lines = capsys.readouterr().out.splitlines()
+    assert [line for line in lines if line.startswith("trusted")] == [f"trusted {run} (1 snapshot)" for run in runs]
     for run in runs:
         check(run)
 

@@ -124,7 +124,7 @@ def test_a_folder_signed_under_another_key_is_refused_until_rlrun_trust(
     with pytest.raises(UserError, match="not trusted"):
         load_run(run_dir, "latest")
     with pytest.raises(SystemExit) as ended:
-        trust.main([str(run_dir)])
+        trust.main([str(run_dir), "--yes"])
     assert ended.value.code == 0 and f"trusted {run_dir} (2 snapshots)" in capsys.readouterr().out
     resume(run_dir, progress_bar="false")
     assert status(run_dir) == "completed"
