@@ -71,15 +71,15 @@ def _resumed(command: CommandLine) -> tuple[dict[str, Any], Path] | None:
             "drop them (only progress_bar= may change, and total_timesteps= to a larger"
             " budget), or start a new run with them",
         )
-    from rlrun.record.lock import hold
-    from rlrun.run import continuation
-    from rlrun.run.resume_state import load_target
+    from rlrun.record import lock
+    from rlrun.run import continuation, resume_order
 
-    hold(run_dir)  # until this process ends: a second resume of the run is refused here, exit 2
     total = command.value("total_timesteps")  # a continuation to a larger budget, completed runs too
-    if total is None:
-        record, snapshot = load_target(run_dir)
+    if total is None:  # the read-only trust check, then the lock (held until this process ends), then the rest
+        record, snapshot = resume_order.hold_for_resume(run_dir)
     else:
+        resume_order.check_before_lock(run_dir)
+        lock.hold(run_dir)
         record, snapshot = continuation.target(run_dir, continuation.budget(total, run_dir))
     if snapshot is None:
         final = record["final"]

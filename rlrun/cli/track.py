@@ -72,7 +72,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         "import a run that logged to no tracker into MLflow.",
     )
     sync.add_argument("folders", nargs="+", type=Path, metavar="RUN_DIR", help="run folder, or a folder of runs")
-    sync.add_argument("--tracking-uri", help="MLflow tracking URI (default: the run's own, else outputs/mlflow.db)")
+    sync.add_argument(
+        "--tracking-uri",
+        help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else outputs/mlflow.db; never one the folder names)",
+    )
     sync.add_argument("--experiment", help="MLflow experiment of imported runs (default: the run's, else rlrun)")
     sync.add_argument(
         "--timeout", type=float, default=600.0, help="seconds wandb sync may take per run (it retries a dead server)"

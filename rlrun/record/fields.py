@@ -20,6 +20,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from rlrun.config.schema import RunConfig
 from rlrun.config.upgrade import upgrade
+from rlrun.record import reading
 from rlrun.record.formats import EVAL_COLUMNS
 from rlrun.record.run_record import RUN_STATUSES
 
@@ -126,7 +127,7 @@ def read_config(run_dir: Path) -> tuple[DictConfig | None, str | None]:
     """A run folder's ``config.yaml``, upgraded if an older rlrun wrote it, and what makes it unusable (None when
     nothing does; then the config is not None)."""
     try:
-        loaded = OmegaConf.load(run_dir / "config.yaml")
+        loaded = OmegaConf.create(reading.checked_yaml(run_dir / "config.yaml")[0])  # within bounds first
     except (OSError, ValueError, yaml.YAMLError, OmegaConfBaseException) as error:
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
         return None, f"config.yaml cannot be read ({reason})"
@@ -196,7 +197,7 @@ def eval_csv_problem(path: Path) -> str | None:
     """What makes the ``eval.csv`` at ``path`` unusable (:func:`eval_csv_rows`), naming the line; None when it
     can be used or does not exist."""
     try:
-        text = path.read_text()
+        text = reading.read_text(path, reading.MAX_CSV_BYTES)
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as error:

@@ -10,12 +10,15 @@ from __future__ import annotations
 import errno
 import json
 import os
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+from rlrun.config.errors import UserError
 
 EVAL_CSV_HEADER = "timesteps,mean_return,std_return,success_rate,wall_s\n"
 EVAL_COLUMNS = tuple(EVAL_CSV_HEADER.strip().split(","))
@@ -93,13 +96,45 @@ def writing(path: Path) -> Iterator[None]:
         raise WriteFailed(error.errno, error.strerror or str(error), str(named)) from error
 
 
+class NotRegularFile(UserError):
+    """A path in a run folder that rlrun would write through is a symbolic link or not a regular file."""
+
+
+def open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
+    """``os.open`` of a file in a run folder, never through a symbolic link (``O_NOFOLLOW``) and only if it is a
+    regular file: a received folder cannot make rlrun write outside it. Raises :class:`NotRegularFile`."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except OSError as error:
+        if error.errno != errno.ELOOP:
+            raise
+        fd = -1
+    if fd >= 0 and stat.S_ISREG(os.fstat(fd).st_mode):
+        return fd
+    if fd >= 0:
+        os.close(fd)
+    raise NotRegularFile(
+        f"{path} is a symbolic link or not a regular file: rlrun writes only regular files in a run folder",
+        f"remove it (rm {path}) if the folder is yours; a folder you received may be trying to make rlrun "
+        "write outside it",
+    )
+
+
+def open_for_writing(path: Path, append: bool = False) -> IO[str]:
+    """``path`` opened for writing text (truncated, or ``append``), through :func:`open_regular`."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
+    return os.fdopen(open_regular(path, flags), "a" if append else "w", encoding="utf-8", newline="\n")
+
+
 def write_text(path: Path, text: str, durable: bool = False) -> None:
     """Write ``text`` under a temporary name, then rename it over ``path`` (``durable``: fsync'd first); a
-    failed write raises :class:`WriteFailed` and leaves ``path`` as it was, with no temporary file."""
+    failed write raises :class:`WriteFailed` and leaves ``path`` as it was, with no temporary file. The
+    temporary file is made anew (a link left there is removed, never written through)."""
     tmp = path.with_name(f".{path.name}.tmp")
     with writing(path):
         try:
-            with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+            tmp.unlink(missing_ok=True)
+            with open_for_writing(tmp) as f:
                 f.write(text)
                 if durable:
                     f.flush()
@@ -109,6 +144,21 @@ def write_text(path: Path, text: str, durable: bool = False) -> None:
             with suppress(OSError):
                 tmp.unlink(missing_ok=True)
             raise
+
+
+# rlrun never makes a link in a run folder; W&B keeps one of its own in its folder
+OTHERS_LINKS = ("wandb",)
+
+
+def links_in(run_dir: Path) -> list[Path]:
+    """The symbolic links in ``run_dir`` (its own files and folders, none followed), W&B's folder left out."""
+    found = []
+    for folder, dirs, names in os.walk(run_dir):
+        here = Path(folder)
+        if here == run_dir:
+            dirs[:] = [d for d in dirs if d not in OTHERS_LINKS]
+        found += [here / name for name in [*dirs, *names] if (here / name).is_symlink()]
+    return sorted(found)
 
 
 def remove_partial_writes(folder: Path) -> None:
@@ -125,10 +175,24 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
     write_text(path, json.dumps(data, indent=2) + "\n", durable=True)
 
 
-def read_json(path: Path) -> dict[str, Any] | None:
-    """A JSON object from ``path``, or None where it is missing, truncated or not an object."""
+def read_yaml(path: Path) -> Any:
+    """The YAML document at ``path`` read safely and within bounds, or None where it is missing, cannot be parsed
+    or is over a bound (:mod:`rlrun.record.reading`)."""
+    from rlrun.record import reading  # it builds on this module
+
     try:
-        data = json.loads(path.read_text())
+        return reading.load_yaml(path)
+    except (OSError, ValueError):
+        return None
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object from ``path``, or None where it is missing, truncated, not an object or over a bound of
+    :mod:`rlrun.record.reading`."""
+    from rlrun.record import reading  # it builds on this module
+
+    try:
+        data = reading.load_json(path)
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

@@ -20,6 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from rlrun.config.errors import UserError
 from rlrun.config.keys import config_hash
+from rlrun.record import signatures
 from rlrun.record.formats import now, write_json, write_text
 from rlrun.record.provenance import run_commit, run_versions
 
@@ -95,13 +96,16 @@ class RunRecord:
         data.update(status="running", pid=os.getpid(), host=platform.node(), error=None, final=None, timesteps=step)
         data.setdefault("resumes", []).append({"from_step": step, "at": now(), "command": meta.get("command")})
         record = cls(run_dir, data)
-        record.save()
+        record.save(sign=True)
         return record
 
-    def save(self) -> None:
-        """Rewrite ``run.json`` (atomically), stamped with the time in ``updated``."""
+    def save(self, sign: bool = False) -> None:
+        """Rewrite ``run.json`` (atomically), stamped with the time in ``updated``; signed (in the run manifest)
+        with ``sign`` and whenever the run is not running: a status change, and any rewrite after the end."""
         self.data["updated"] = now()
         write_json(self.run_dir / "run.json", self.data)
+        if sign or self.data.get("status") != "running":
+            signatures.sign_record(self.run_dir)
 
     @staticmethod
     def counts(timesteps: int, wall_s: float | None) -> dict[str, Any]:

@@ -14,18 +14,17 @@ The key: the file named by ``RLRUN_TRUST_KEY``, else ``$XDG_CONFIG_HOME/rlrun/tr
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import json
 import os
 import secrets
+import stat
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from rlrun.config.errors import UserError
+from rlrun.record import formats
 from rlrun.record.formats import write_json
 
 KEY_ENV = "RLRUN_TRUST_KEY"
@@ -35,6 +34,7 @@ SNAPSHOT_MANIFEST = "manifest.json"  # rlrun.run.snapshots.MANIFEST
 RUN_FILES = ("config.yaml", "run.json", "model.zip", "vecnormalize.pkl", "vecnormalize.npz")
 PICKLES = ("model.zip", "vecnormalize.pkl", "state.pkl", "replay_buffer.pkl")  # loading these runs code
 SIGNATURE = "signature"
+RUN = "run"  # what a manifest names its run by: {"id": ..., "config": ...}
 TRUST_COMMAND = "rlrun-trust"
 
 
@@ -66,6 +66,7 @@ def _key() -> bytes:
         finally:
             tmp.unlink()
         key = path.read_bytes()
+    check_key_file(path)
     if len(key) < 16:
         raise UserError(
             f"the trust key {path} is too short ({len(key)} bytes): it cannot sign run folders",
@@ -94,6 +95,18 @@ def check_key() -> None:
         ) from None
 
 
+def check_key_file(path: Path) -> None:
+    """Refuse (exit 2) a key file that others than its owner may read or write: whoever reads it can sign any
+    folder as this user's. The one place the key file's permissions are checked."""
+    mode = path.stat().st_mode
+    if mode & 0o077:
+        raise UserError(
+            f"the trust key {path} can be read or written by others (mode {stat.S_IMODE(mode):o}): anyone who reads "
+            "it can make any run folder look like yours",
+            f"chmod 600 {path}",
+        )
+
+
 def sha256(path: Path) -> str:
     """The sha256 of a file's bytes, read in blocks."""
     digest = hashlib.sha256()
@@ -120,37 +133,100 @@ def verifies(payload: Any) -> bool:
     return hmac.compare_digest(payload[SIGNATURE], _mac(payload))
 
 
+def config_identity(run_dir: Path) -> str | None:
+    """The sha256 of the run's ``config.yaml`` without ``total_timesteps``: a continued run (a larger budget)
+    stays itself. None when the file cannot be read as a mapping."""
+    config = formats.read_yaml(run_dir / "config.yaml")
+    if not isinstance(config, dict):
+        return None
+    config.pop("total_timesteps", None)
+    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _identity(manifest: Any) -> dict[str, Any] | None:
+    """The ``run`` a verified run manifest names (None: not verified, or signed before manifests named runs)."""
+    if verifies(manifest) and isinstance(manifest.get(RUN), dict) and isinstance(manifest[RUN].get("id"), str):
+        return dict(manifest[RUN])
+    return None
+
+
+def identity(run_dir: Path) -> dict[str, Any] | None:
+    """The run a snapshot manifest of ``run_dir`` must name: the run manifest's id and the config's identity."""
+    named = _identity(_read(run_dir / RUN_MANIFEST))
+    return None if named is None else {"id": named["id"], "config": config_identity(run_dir)}
+
+
 def sign_run(run_dir: Path) -> None:
-    """(Re)write the signed run manifest over the top-level files rlrun wrote that are there now."""
+    """(Re)write the signed run manifest over the top-level files rlrun wrote that are there now, naming the run:
+    its id (kept from a verified manifest, else new) and its config's identity. A folder signed before manifests
+    named runs has its verified snapshot manifests signed again, naming it."""
+    old = _read(run_dir / RUN_MANIFEST)
+    named = _identity(old)
+    run = {"id": named["id"] if named else secrets.token_hex(8), "config": config_identity(run_dir)}
     files = {name: sha256(run_dir / name) for name in RUN_FILES if (run_dir / name).is_file()}
-    write_json(run_dir / RUN_MANIFEST, signed({"files": files}))
+    write_json(run_dir / RUN_MANIFEST, signed({RUN: run, "files": files}))
+    if named is None and verifies(old):
+        _sign_snapshots(run_dir, run, only_verified=True)
+
+
+def sign_record(run_dir: Path) -> None:
+    """Sign ``run.json`` as it is now in the run manifest (a status change, ``budgets``); nothing when the
+    manifest does not verify (a folder that is not trusted stays so)."""
+    data = _read(run_dir / RUN_MANIFEST)
+    if not verifies(data) or not isinstance(data.get("files"), dict) or not (run_dir / "run.json").is_file():
+        return
+    data["files"]["run.json"] = sha256(run_dir / "run.json")
+    write_json(run_dir / RUN_MANIFEST, signed(data))
+
+
+def signed_snapshot(run_dir: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    """A snapshot's manifest, naming its run (:func:`identity`), signed."""
+    run = identity(run_dir)
+    return signed({**manifest, RUN: run} if run else manifest)
+
+
+def _sign_snapshots(run_dir: Path, run: dict[str, Any], only_verified: bool) -> int:
+    count = 0
+    for manifest in sorted(run_dir.glob(f"snapshots/step-*/{SNAPSHOT_MANIFEST}")):
+        data = _read(manifest)
+        if isinstance(data, dict) and (verifies(data) or not only_verified):
+            formats.write_json(manifest, signed({**data, RUN: run}))
+            count += 1
+    return count
 
 
 def _read(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
+    return formats.read_json(path)
 
 
 def executed_by(run_dir: Path) -> list[str]:
-    """What loading the folder would execute: its pickles and the ``_target_``s of its ``config.yaml``."""
+    """What loading the folder would execute: its pickles, and from its ``config.yaml`` the ``_target_``s, the
+    classes ``hydra.utils.get_class`` gets, the wrappers, a ``module:`` prefix of ``env.id`` and ``env.packages``."""
     found = [str(p.relative_to(run_dir)) for name in PICKLES for p in sorted(run_dir.glob(f"**/{name}"))]
     targets: list[str] = []
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
             if isinstance(node.get("_target_"), str):
-                targets.append(node["_target_"])
+                path = node.get("path")
+                targets.append(f"{node['_target_']}({path})" if isinstance(path, str) else node["_target_"])
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):
             for value in node:
                 walk(value)
 
-    with contextlib.suppress(OSError, yaml.YAMLError):  # an unreadable config.yaml instantiates nothing
-        walk(yaml.safe_load((run_dir / "config.yaml").read_text()))
-    return found + [f"config.yaml _target_: {t}" for t in sorted(set(targets))]
+    config = formats.read_yaml(run_dir / "config.yaml")  # an unreadable config.yaml instantiates nothing
+    walk(config)
+    found += [f"config.yaml _target_: {t}" for t in sorted(set(targets))]
+    if isinstance(config, dict):
+        env: dict[str, Any] = config["env"] if isinstance(config.get("env"), dict) else {}
+        wrappers = [*(env.get("wrappers") or {}), *(config.get("wrappers") or {})]
+        found += [f"config.yaml wrapper: {name}" for name in wrappers]
+        if isinstance(env.get("id"), str) and ":" in env["id"]:
+            found.append(f"config.yaml env.id entry point: imports {env['id'].split(':', 1)[0]}")
+        found += [f"config.yaml env.packages: imports {package}" for package in env.get("packages") or []]
+    return found
 
 
 class NotTrusted(UserError):
@@ -181,13 +257,38 @@ def check_run(run_dir: Path, names: tuple[str, ...], what: str) -> None:
             raise not_trusted(run_dir, f"{name} changed after it was signed", what)
 
 
+def check_record(run_dir: Path, what: str) -> None:
+    """Refuse (exit 2) a ``run.json`` changed after it was signed, unless it says ``running``: a run killed
+    (SIGKILL) after a rewrite it had no time to sign is interrupted, not tampered with. Folders signed before
+    manifests named runs signed ``run.json`` only now and then, and are not checked."""
+    data = _read(run_dir / RUN_MANIFEST)
+    if _identity(data) is None or not (run_dir / "run.json").is_file():
+        return
+    if data["files"].get("run.json") == sha256(run_dir / "run.json"):
+        return
+    record = formats.read_json(run_dir / "run.json")
+    if record is None or record.get("status") != "running":
+        raise not_trusted(run_dir, "run.json changed after it was signed", what)
+
+
 def check_snapshots(run_dir: Path, snapshots: list[Path], what: str) -> None:
     """Refuse (exit 2) when a snapshot's readable manifest is not signed with this user's key. An unreadable
     manifest is damage (the snapshot is skipped as incomplete), not a refusal."""
+    run = identity(run_dir)
     for snapshot in snapshots:
         data = _read(snapshot / SNAPSHOT_MANIFEST)
         if data is not None and not verifies(data):
             raise not_trusted(run_dir, f"{snapshot.name}/{SNAPSHOT_MANIFEST} is not signed with your trust key", what)
+        if data is not None and run is not None and data.get(RUN) != run:
+            raise not_trusted(run_dir, f"{snapshot.name} was signed for another run (or another config)", what)
+
+
+def check_folder(run_dir: Path, what: str) -> None:
+    """Refuse (exit 2) a run folder whose run manifest does not verify over its ``config.yaml``, or one of whose
+    snapshots' manifests is not signed: the read-only check before anything of it is loaded or written."""
+    check_run(run_dir, ("config.yaml",), what)
+    check_record(run_dir, what)
+    check_snapshots(run_dir, sorted((run_dir / "snapshots").glob("step-*")), what)
 
 
 def run_folders(folder: Path) -> list[Path]:
@@ -201,10 +302,6 @@ def trust_folder(run_dir: Path) -> int:
     """Sign a reviewed run folder: its run manifest over the files as they are now, and each snapshot's manifest
     as it is (so a snapshot whose files do not match their checksums stays damaged). Returns the snapshots signed."""
     sign_run(run_dir)
-    count = 0
-    for manifest in sorted(run_dir.glob(f"snapshots/step-*/{SNAPSHOT_MANIFEST}")):
-        data = _read(manifest)
-        if isinstance(data, dict):
-            write_json(manifest, signed(data))
-            count += 1
-    return count
+    run = identity(run_dir)
+    assert run is not None  # just signed
+    return _sign_snapshots(run_dir, run, only_verified=False)

@@ -30,6 +30,7 @@ from stable_baselines3.common.evaluation import evaluate_policy
 from stable_baselines3.common.vec_env import VecEnv, unwrap_vec_normalize
 
 from rlrun.make.nan import NonFiniteValue
+from rlrun.record import formats
 from rlrun.record.formats import EVAL_CSV_HEADER
 
 
@@ -183,7 +184,8 @@ class PeriodicEvaluation(BaseCallback):
     def _on_training_start(self) -> None:
         self.started = time.perf_counter()
         if not self.csv_path.exists():
-            self.csv_path.write_text(EVAL_CSV_HEADER)
+            with formats.open_for_writing(self.csv_path) as f:
+                f.write(EVAL_CSV_HEADER)
         while self.next_eval <= self.num_timesteps:  # resumed run: the next evaluation still ahead
             self.next_eval += self.every
 
@@ -214,7 +216,7 @@ class PeriodicEvaluation(BaseCallback):
         self.logger.dump(self.num_timesteps)
         success = "" if result.success_rate is None else repr(result.success_rate)
         wall = self.wall()
-        with open(self.csv_path, "a") as f:
+        with formats.open_for_writing(self.csv_path, append=True) as f:
             f.write(f"{self.num_timesteps},{result.mean_return!r},{result.std_return!r},{success},{wall:.3f}\n")
         if self.on_result is not None:
             self.on_result(self.num_timesteps, result)

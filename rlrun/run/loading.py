@@ -15,7 +15,8 @@ from stable_baselines3.common.vec_env import VecEnv
 from rlrun.config.errors import UserError
 from rlrun.make import models, vec_envs
 from rlrun.record import signatures
-from rlrun.record.fields import read_config
+from rlrun.record.fields import config_problem, read_config
+from rlrun.record.formats import read_json
 from rlrun.run import received, snapshots
 from rlrun.run.training import configure_torch
 
@@ -100,17 +101,17 @@ def load_run(
     """
     run_dir = Path(run_dir)
     cfg = _run_config(run_dir)
-    configure_torch(cfg)
     try:
         model_path, stats = _find_model(run_dir, str(snapshot))
         data_only = False
     except signatures.NotTrusted as refusal:
         if untrusted != "data":
             raise
-        _refuse_unlisted_code(run_dir, cfg, refusal)
+        cfg = _as_data(run_dir, cfg, refusal)
         model_path, stats = _find_model(run_dir, str(snapshot), data_only=True)
         data_only = True
-        log.warning("%s is not trusted: read as data only (no pickle, allow-listed _target_s)", run_dir)
+        log.warning("%s is not trusted: read as data only (installed configs, its plain values)", run_dir)
+    configure_torch(cfg)
     env = vec_envs.make_eval_env(cfg, render_mode, seed, stats, n_envs=n_envs)
     try:
         load = received.load_model_data_only if data_only else models.load_model
@@ -120,16 +121,21 @@ def load_run(
         raise
 
 
-def _refuse_unlisted_code(run_dir: Path, cfg: DictConfig, refusal: UserError) -> None:
-    """A folder that is not trusted is read as data only when its config names only allow-listed code."""
-    refused = received.refused_targets(cfg)
-    if refused:
+def _as_data(run_dir: Path, cfg: DictConfig, refusal: UserError) -> DictConfig:
+    """The config a folder that is not trusted is evaluated with (:func:`rlrun.run.received.rebuild`), or
+    its refusal (exit 2) naming what it would run beyond data."""
+    try:
+        rebuilt = received.rebuild(cfg, read_json(run_dir / "run.json"))
+    except received.NeedsTrust as needs:
         raise UserError(
-            f"{refusal.problem}; read as data only, it would still call code outside the allow-list: "
-            + ", ".join(refused),
-            f"{refusal.fix}; or, to evaluate it as data only, add those module prefixes to "
+            f"{refusal.problem}; read as data only, it would still run code of its own: {needs}",
+            f"{refusal.fix}; or, for a policy class of your own, add its full class name to "
             f"{received.ALLOWED_ENV} (comma-separated)",
-        )
+        ) from None
+    problem = config_problem(rebuilt)
+    if problem is not None:
+        raise UserError(f"{run_dir}: {problem}", "restore the run's config.yaml from a copy, or use another run")
+    return rebuilt
 
 
 def eval_copies(run_dir: Path) -> int:

@@ -1,11 +1,18 @@
 """A model from a run folder that is not trusted, rebuilt from data only (DESIGN.md, "Folders", Trust).
 
-``rlrun-eval`` of a received folder reads no pickle: the config's ``_target_``s (and ``env.id``'s module) must
-be on an allow-list (rlrun's, SB3's, sb3-contrib's, Gymnasium's, torch.nn's, plus the prefixes the user names
-in ``RLRUN_ALLOWED_TARGETS``), the normalisation statistics come from ``vecnormalize.npz``, and ``model.zip`` is
-loaded with every ``:serialized:`` (pickled) entry of its ``data`` replaced through SB3's ``custom_objects``:
-SB3 replaces only the keys it is given, so each one is named. The weights are read with ``torch.load``'s
-``weights_only``.
+``rlrun-eval`` of a received folder (and ``rlrun.load_run(..., untrusted="data")``) takes nothing from it that
+names code: no ``_target_``, no ``entry_point``, no ``module:`` prefix in ``env.id``, no ``env.packages``. The
+folder's env config and wrappers are looked up by name among the config groups installed here (``conf/env``,
+``conf/wrappers``): what is instantiated comes from those files, and only plain values (numbers, strings, lists
+and mappings of them) come from the folder, checked against the schema (:func:`rebuild`). The algorithm, the
+policy and the classes in ``algo.policy_kwargs`` must be classes on an allow-list (:func:`allowed_classes`: the
+installed algorithm configs' classes, SB3's policies, feature extractors and optimisers, torch's activations,
+plus the full class names in ``RLRUN_ALLOWED_TARGETS``). A folder that needs more is refused before anything
+of it runs (:class:`NeedsTrust`).
+
+The normalisation statistics come from ``vecnormalize.npz``, and ``model.zip`` is loaded with every
+``:serialized:`` (pickled) entry of its ``data`` replaced through SB3's ``custom_objects``: SB3 replaces only
+the keys it is given, so each one is named. The weights are read with ``torch.load``'s ``weights_only``.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ import inspect
 import json
 import os
 import zipfile
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -25,46 +33,183 @@ from stable_baselines3.common.vec_env import VecEnv
 from rlrun.make.models import algo_class, policy_for
 
 ALLOWED_ENV = "RLRUN_ALLOWED_TARGETS"
-ALLOWED = ("rlrun.", "stable_baselines3.", "sb3_contrib.", "gymnasium.", "torch.nn.")
-GETTERS = ("hydra.utils.get_class", "hydra.utils.get_method")  # allowed when the ``path`` they get is
+GETTER = "hydra.utils.get_class"
+# Hydra's instantiation keys: taken from the installed config, never from the folder
+HYDRA_KEYS = ("_target_", "_partial_", "_args_", "_recursive_", "_convert_")
+# The classes a received policy may name (besides the installed algorithms' and RLRUN_ALLOWED_TARGETS')
+CLASSES = frozenset(
+    [f"torch.nn.{name}" for name in ("ReLU", "Tanh", "ELU", "LeakyReLU", "GELU", "SiLU", "SELU", "Mish")]
+    + [f"torch.nn.{name}" for name in ("Sigmoid", "Softplus", "Identity")]
+    + [f"torch.optim.{name}" for name in ("Adam", "AdamW", "RMSprop", "SGD")]
+    + ["stable_baselines3.common.sb2_compat.rmsprop_tf_like.RMSpropTFLike", "stable_baselines3.HerReplayBuffer"]
+    + [
+        f"stable_baselines3.common.torch_layers.{name}"
+        for name in ("FlattenExtractor", "NatureCNN", "CombinedExtractor", "MlpExtractor")
+    ]
+    + [
+        f"stable_baselines3.common.policies.{name}"
+        for name in ("ActorCriticPolicy", "ActorCriticCnnPolicy", "MultiInputActorCriticPolicy")
+    ]
+)
 
 
-def allowed_prefixes() -> tuple[str, ...]:
-    """rlrun's allow-list plus the module prefixes in ``RLRUN_ALLOWED_TARGETS`` (comma-separated)."""
-    extra = [p.strip() for p in os.environ.get(ALLOWED_ENV, "").split(",") if p.strip()]
-    return ALLOWED + tuple(extra)
+class NeedsTrust(Exception):
+    """What a received folder would run beyond data: each item names the key and the code."""
+
+    def __init__(self, needs: list[str]) -> None:
+        super().__init__(", ".join(needs))
+        self.needs = needs
 
 
-def _allowed(name: str) -> bool:
-    return any(name == prefix.rstrip(".") or name.startswith(prefix) for prefix in allowed_prefixes())
+def _group(group: str) -> dict[str, Any]:
+    """The installed options of ``conf/<group>`` as plain mappings, by name."""
+    folder = files("rlrun.conf").joinpath(group)
+    options = {}
+    for entry in folder.iterdir():
+        if entry.name.endswith(".yaml"):
+            node = OmegaConf.create(entry.read_text())
+            options[entry.name.removesuffix(".yaml")] = OmegaConf.to_container(node, resolve=False)
+    return options
 
 
-def refused_targets(cfg: DictConfig) -> list[str]:
-    """What the config would import or call that is not on the allow-list: ``_target_``s, the classes that
-    ``hydra.utils.get_class`` gets, and the module of an ``env.id`` of the form ``module:Id``."""
-    refused: list[str] = []
+def allowed_classes() -> frozenset[str]:
+    """The classes a received folder's algorithm and policy may name: :data:`CLASSES`, the ``_target_`` of each
+    installed algorithm config, and the full class names in ``RLRUN_ALLOWED_TARGETS`` (comma-separated)."""
+    algos = {str(node["_target_"]) for node in _group("algo").values() if isinstance(node.get("_target_"), str)}
+    extra = {name.strip() for name in os.environ.get(ALLOWED_ENV, "").split(",") if name.strip()}
+    return CLASSES | algos | extra
 
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            target = node.get("_target_")
-            if isinstance(target, str):
-                named = node.get("path") if target in GETTERS else target
-                if not isinstance(named, str) or not _allowed(named):
-                    refused.append(f"{target}({named})" if target in GETTERS else target)
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
 
-    walk(OmegaConf.to_container(cfg, resolve=False))
-    policy = cfg.algo.get("policy")
-    if isinstance(policy, str) and "." in policy and not _allowed(policy):  # a class path, not SB3's alias
-        refused.append(f"algo.policy={policy}")
-    env_id = str(cfg.env.id)
-    if ":" in env_id and not _allowed(env_id.split(":", 1)[0]):
-        refused.append(f"env.id={env_id}")
-    return sorted(set(refused))
+def _plain(value: Any, key: str, needs: list[str]) -> Any:
+    """``value`` if it is data (no Hydra key, no interpolation), else noted in ``needs``."""
+    if isinstance(value, dict):
+        for name in value:
+            if name in HYDRA_KEYS:
+                needs.append(f"{key}.{name}={value[name]}")
+        return {k: _plain(v, f"{key}.{k}", needs) for k, v in value.items() if k not in HYDRA_KEYS}
+    if isinstance(value, list):
+        return [_plain(v, f"{key}[{i}]", needs) for i, v in enumerate(value)]
+    if isinstance(value, str) and "${" in value:
+        needs.append(f"{key}={value!r} (an interpolation)")
+    return value
+
+
+def _take(installed: Any, received: Any, key: str, needs: list[str]) -> Any:
+    """The installed node with the received plain values over it: Hydra keys must be the installed ones."""
+    if not isinstance(received, dict) or not isinstance(installed, dict):
+        return _plain(received, key, needs)
+    for name in HYDRA_KEYS:
+        if name in received and received[name] != installed.get(name):
+            needs.append(f"{key}.{name}={received[name]}")
+    if str(installed.get("_target_", "")).startswith("hydra.utils.get_") and received.get("path") != installed.get(
+        "path"
+    ):
+        needs.append(f"{key}.path={received.get('path')}")  # the class a getter imports is the installed one
+    taken = {k: v for k, v in installed.items() if k in HYDRA_KEYS}
+    for name, value in received.items():
+        if name not in HYDRA_KEYS:
+            taken[name] = _take(installed.get(name), value, f"{key}.{name}", needs)
+    return taken
+
+
+def _env_choice(env: dict[str, Any], record: dict[str, Any] | None) -> str | None:
+    """The installed env config the folder's env came from: named by its record, else the one making its id,
+    else the family with its extra, else ``gym`` (any id)."""
+    options = _group("env")
+    record = record or {}
+    named = [o.split("=", 1)[1] for o in record.get("overrides") or [] if isinstance(o, str) and o.startswith("env=")]
+    for name in [*named, record.get("env")]:
+        if isinstance(name, str) and name in options:
+            return name
+    for name, node in sorted(options.items()):
+        if node.get("id") == env.get("id"):
+            return name
+    for name, node in sorted(options.items()):
+        if env.get("extra") and node.get("extra") == env.get("extra") and node.get("id") == "???":
+            return name
+    return "gym" if "gym" in options else None
+
+
+def _env(env: Any, record: dict[str, Any] | None, needs: list[str]) -> dict[str, Any]:
+    """The folder's env node over the installed config it names; its id without a module, no packages."""
+    if not isinstance(env, dict):
+        needs.append("env (not a mapping)")
+        return {}
+    choice = _env_choice(env, record)
+    installed = _group("env").get(choice or "", {})
+    taken = _take(installed, env, "env", needs)
+    env_id = env.get("id")
+    if isinstance(env_id, str) and ":" in env_id and env_id != installed.get("id"):
+        needs.append(f"env.id={env_id} (imports the module before ':')")
+    if env.get("packages"):
+        needs.append(f"env.packages={env['packages']} (imported before the env is made)")
+    taken.pop("packages", None)
+    return taken
+
+
+def _wrappers(wrappers: Any, needs: list[str]) -> dict[str, Any]:
+    """The folder's wrappers, each the installed ``conf/wrappers/<name>.yaml`` with the folder's plain values."""
+    if not isinstance(wrappers, dict):
+        needs.append("wrappers (not a mapping)")
+        return {}
+    options: dict[str, Any] = {}
+    for node in _group("wrappers").values():
+        options.update(node)  # each file holds one key named after itself
+    taken = {}
+    for name, node in wrappers.items():
+        if name not in options:
+            needs.append(f"wrappers.{name} (a wrapper of its own: no conf/wrappers/{name}.yaml here)")
+            continue
+        taken[name] = _take(options[name], node, f"wrappers.{name}", needs)
+    return taken
+
+
+def _classes(node: Any, key: str, allowed: frozenset[str], needs: list[str]) -> Any:
+    """``algo.policy_kwargs`` with each class it gets checked against the allow-list; nothing else called."""
+    if isinstance(node, dict):
+        target = node.get("_target_")
+        if target is not None:
+            if target != GETTER or set(node) - {"_target_", "path"} or node.get("path") not in allowed:
+                needs.append(f"{key}: {target}({node.get('path', '...')})")
+            return {"_target_": GETTER, "path": node.get("path")}
+        return {k: _classes(v, f"{key}.{k}", allowed, needs) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_classes(v, f"{key}[{i}]", allowed, needs) for i, v in enumerate(node)]
+    return _plain(node, key, needs)
+
+
+def _algo(algo: Any, needs: list[str]) -> dict[str, Any]:
+    """What loading a model needs of ``algo``: its class, its policy and ``policy_kwargs``, all allow-listed."""
+    if not isinstance(algo, dict):
+        needs.append("algo (not a mapping)")
+        return {}
+    allowed = allowed_classes()
+    target, policy = algo.get("_target_"), algo.get("policy")
+    if target not in allowed:
+        needs.append(f"algo._target_={target}")
+    if policy is not None and (not isinstance(policy, str) or ("." in policy and policy not in allowed)):
+        needs.append(f"algo.policy={policy}")
+    taken = {"_target_": target, "policy": policy}
+    if algo.get("policy_kwargs") is not None:
+        taken["policy_kwargs"] = _classes(algo["policy_kwargs"], "algo.policy_kwargs", allowed, needs)
+    return taken
+
+
+def rebuild(cfg: DictConfig, record: dict[str, Any] | None) -> DictConfig:
+    """The config to evaluate a received folder with: its env config and wrappers as installed here, its plain
+    values over them, its algorithm and policy classes allow-listed. Raises :class:`NeedsTrust` listing what
+    the folder would run beyond that. ``record``: the folder's ``run.json``, for the env config's name."""
+    container = OmegaConf.to_container(cfg, resolve=False)
+    assert isinstance(container, dict)
+    needs: list[str] = []
+    rest = {k: v for k, v in container.items() if k not in ("env", "wrappers", "algo", "logger", "hydra")}
+    taken = _plain(rest, "config", needs)
+    taken["env"] = _env(container.get("env"), record, needs)
+    taken["wrappers"] = _wrappers(container.get("wrappers") or {}, needs)
+    taken["algo"] = _algo(container.get("algo"), needs)
+    if needs:
+        raise NeedsTrust(sorted(set(needs)))
+    return OmegaConf.create(taken)
 
 
 def _serialized_keys(path: Path) -> list[str]:
@@ -76,7 +221,8 @@ def _serialized_keys(path: Path) -> list[str]:
 
 def load_model_data_only(cfg: DictConfig, path: Path, env: VecEnv) -> BaseAlgorithm:
     """The model in ``path`` for ``env``, none of its pickled objects executed: each is replaced by what the
-    run's config (or the algorithm's default) says, the spaces by the env's. Enough to predict, not to train."""
+    rebuilt config (:func:`rebuild`) or the algorithm's default says, the spaces by the env's. Enough to
+    predict, not to train."""
     algo = algo_class(cfg)
     defaults = {
         name: param.default
@@ -91,7 +237,7 @@ def load_model_data_only(cfg: DictConfig, path: Path, env: VecEnv) -> BaseAlgori
         "lr_schedule": lambda _: 0.0,
     }
     if cfg.algo.get("policy_kwargs") is not None:
-        from hydra.utils import instantiate  # the config's targets were checked against the allow-list
+        from hydra.utils import instantiate  # only get_class of allow-listed classes is left in it (rebuild)
 
         known["policy_kwargs"] = instantiate(cfg.algo.policy_kwargs, _convert_="all")
     custom = {key: known.get(key, defaults.get(key)) for key in _serialized_keys(path)}

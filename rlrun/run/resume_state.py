@@ -19,7 +19,6 @@ start over.
 from __future__ import annotations
 
 import csv
-import json
 import logging
 import os
 import pickle
@@ -39,10 +38,9 @@ from rlrun.checks.resume_mode import ResumeMode
 from rlrun.config.errors import UserError
 from rlrun.envs.batched import BatchedVecEnv
 from rlrun.make.nan import CheckNan
-from rlrun.record import signatures
+from rlrun.record import formats, reading, signatures
 from rlrun.record.fields import EVAL_FIELDS, REQUIRED, eval_csv_problem, eval_csv_rows, read_config, record_problem
 from rlrun.record.formats import EVAL_CSV_HEADER
-from rlrun.record.liveness import process_alive
 from rlrun.run import seam
 from rlrun.run.evaluation import PeriodicEvaluation
 from rlrun.run.snapshots import list_snapshots, newest_complete
@@ -216,7 +214,8 @@ def rewind_eval_csv(path: Path, step: int) -> None:
     rows = [[row[column] for column in EVAL_FIELDS] for row in eval_csv_rows(path.read_text())]
     kept = [row for row in rows if int(row[0]) <= step]
     tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", newline="") as f:
+    tmp.unlink(missing_ok=True)
+    with formats.open_for_writing(tmp) as f:
         f.write(EVAL_CSV_HEADER)
         csv.writer(f, lineterminator="\n").writerows(kept)
         f.flush()
@@ -244,17 +243,13 @@ def check_target(run_dir: Path, record: dict[str, Any] | None, completed_too: bo
         )
     if record.get("status") == "completed" and not completed_too:
         return None
-    pid = record.get("pid")
-    alive = record.get("status") == "running" and process_alive(record)
-    if alive and pid != os.getpid():
-        raise UserError(f"resume={run_dir}: the run is still going (pid {pid})", f"stop it first: kill {pid}")
+    # a run still going holds the folder's lock, which the resume holds now: a `running` record is interrupted
     if (damaged := read_config(run_dir)[1]) is not None:  # the config it would train with, read as data only
         raise UserError(f"resume={run_dir}: {damaged}", "restore the run's config.yaml from a copy, or start again")
     if (damaged := eval_csv_problem(run_dir / "eval.csv")) is not None:  # rewound at the resume: checked before
         raise UserError(f"resume={run_dir}: {damaged}", "restore the run's eval.csv from a copy, or start again")
     # nothing of the folder is unpickled or instantiated unless this user's rlrun signed it (or rlrun-trust did)
-    signatures.check_run(run_dir, ("config.yaml",), f"resume={run_dir}")
-    signatures.check_snapshots(run_dir, list_snapshots(run_dir / "snapshots"), f"resume={run_dir}")
+    signatures.check_folder(run_dir, f"resume={run_dir}")  # config.yaml, run.json, each snapshot of this run
     snapshot = newest_complete(run_dir / "snapshots")  # verified: every file against its manifest's checksum
     if snapshot is None:
         found = len(list_snapshots(run_dir / "snapshots"))
@@ -272,7 +267,7 @@ def load_target(run_dir: Path) -> tuple[dict[str, Any], Path | None]:
     the command line passes what it read on to the run, so the snapshot's checksums are read once."""
     record_path = run_dir / "run.json"
     try:
-        record = json.loads(record_path.read_text()) if record_path.is_file() else None
+        record = reading.load_json(record_path) if record_path.is_file() else None
     except (OSError, ValueError) as error:  # a file that cannot be read, is not UTF-8 or not JSON
         raise UserError(
             f"resume={run_dir}: its run.json cannot be read ({error})", "restore run.json or start a new run"

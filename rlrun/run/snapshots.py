@@ -37,7 +37,7 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 
 from rlrun.config.upgrade import load_pickle
 from rlrun.make.vec_envs import save_statistics
-from rlrun.record import signatures
+from rlrun.record import formats, signatures
 from rlrun.record.fields import manifest_problem
 from rlrun.record.formats import remove_partial_writes, writing
 from rlrun.record.signatures import sha256 as _sha256  # tests count the hashing through this name
@@ -63,9 +63,10 @@ def _fsync(path: Path) -> None:
 
 def _write_manifest(snapshot: Path, manifest: dict[str, Any]) -> None:
     tmp = snapshot / f".{MANIFEST}.tmp"
-    with open(tmp, "w") as f:
+    tmp.unlink(missing_ok=True)
+    with formats.open_for_writing(tmp) as f:
         json.dump(
-            signatures.signed(manifest), f, indent=2
+            signatures.signed_snapshot(snapshot.parents[1], manifest), f, indent=2
         )  # signed: this user's rlrun wrote it (rlrun.record.signatures)
         f.flush()
         os.fsync(f.fileno())

@@ -34,7 +34,7 @@ from rlrun.record import signatures
 from rlrun.record.formats import remove_partial_writes, write_failure, writing
 from rlrun.record.lock import claim
 from rlrun.record.run_record import RunRecord
-from rlrun.run import continuation, progress, resume_state, snapshots
+from rlrun.run import continuation, progress, resume_order, resume_state, snapshots
 from rlrun.run.evaluation import PeriodicEvaluation, evaluate, refuse_non_finite, sync_normalization
 from rlrun.run.heartbeat import KeepRecordCurrent
 from rlrun.run.interrupts import InterruptCallback, LearningStopped, RunInterrupted, StoppableCallbacks
@@ -97,6 +97,7 @@ def resume(
     the run, completed or not, trains on to that budget (:mod:`rlrun.run.continuation`). ``target``: its record
     and snapshot as already read and verified (``resume=`` on the command line)."""
     run_dir, meta = Path(run_dir), meta or {}
+    resume_order.check_before_lock(run_dir)  # read-only: a folder refused is never written to, its .lock included
     with claim(run_dir):
         return _resume(run_dir, progress_bar, meta, total_timesteps, target)
 

@@ -9,7 +9,6 @@ a table.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Iterator, Sequence
@@ -17,11 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from rlrun.config.errors import UserError
 from rlrun.config.resolvers import env_name
 from rlrun.config.upgrade import upgrade_container
+from rlrun.record import reading
 from rlrun.record.fields import record_problem, shown
 from rlrun.record.formats import ATTEMPTS, parse_eval_csv
 
@@ -151,14 +149,14 @@ def _run_folders(folder: Path) -> Iterator[Path]:
 def read_run(folder: Path) -> Run:
     """Read one run folder; raises :class:`Damaged` with the reason when it cannot be used."""
     try:
-        record = json.loads((folder / "run.json").read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        record = reading.load_json(folder / "run.json")
+    except (OSError, ValueError) as error:  # within bounds (rlrun.record.reading), or damaged
         raise Damaged(f"run.json cannot be read ({error})") from None
     _check_record(record)
     try:
-        config = yaml.safe_load((folder / "config.yaml").read_text())
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
-        raise Damaged(f"config.yaml cannot be read ({type(error).__name__})") from None
+        config = reading.load_yaml(folder / "config.yaml")
+    except (OSError, ValueError) as error:
+        raise Damaged(f"config.yaml cannot be read ({error})") from None
     config = upgrade_container(_check_config(config, record))  # a run written by an older rlrun, in today's spelling
     curve_path = folder / "eval.csv"
     if record["status"] == "completed" and not curve_path.is_file():
@@ -193,8 +191,8 @@ def _check_config(config: Any, record: dict[str, Any]) -> dict[str, Any]:
 def read_curve(path: Path) -> Curve:
     """``eval.csv`` as columns, sorted by env steps; raises :class:`Damaged` when it cannot be parsed."""
     try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as error:
+        text = reading.read_text(path, reading.MAX_CSV_BYTES)
+    except (OSError, ValueError) as error:
         raise Damaged(f"eval.csv cannot be parsed ({error})") from None
     try:
         rows = sorted((row.timesteps, row.mean_return, row.success_rate) for row in parse_eval_csv(text))

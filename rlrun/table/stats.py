@@ -16,6 +16,7 @@ import gymnasium as gym
 import numpy as np
 from scipy import stats
 
+from rlrun.make import families
 from rlrun.table.runs import MISSING, Curve, Group
 
 N_RESAMPLES = 10_000
@@ -94,10 +95,12 @@ def probability_of_improvement(a: Sequence[float], b: Sequence[float]) -> dict[s
 
 
 def _spec_threshold(env_id: str) -> float | None:
-    """The ``reward_threshold`` of the env's Gymnasium registration (rlrun's envs and ``module:id`` included)."""
+    """The ``reward_threshold`` of the env's Gymnasium registration: rlrun's envs, an installed family's, or one
+    registered already. A run folder's ``module:`` prefix is never imported: tables read data only."""
     module, _, name = env_id.rpartition(":")
+    known = {"rlrun.envs", *(family.registers for family in families.FAMILIES.values() if family.registers)}
     try:
-        importlib.import_module(module or "rlrun.envs")  # registers rlrun's own envs, or the user's module
+        importlib.import_module(module if module in known else "rlrun.envs")
         threshold = gym.spec(name).reward_threshold
     except (ImportError, gym.error.Error):
         return None

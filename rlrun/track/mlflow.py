@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from rlrun.record import formats
 from rlrun.track.base import RunInfo, Tracker
 from rlrun.track.mlflow_store import Store, check_uri, local_uri, outputs_folder
 from rlrun.track.names import UNSENT_NAME
@@ -212,7 +213,7 @@ class MlflowTracker(Tracker):
     def _keep(self, ops: list[dict[str, Any]]) -> None:
         """Append operations to the unsent file (the caller holds the lock)."""
         if ops and self.unsent_path is not None:
-            with self.unsent_path.open("a") as file:
+            with formats.open_for_writing(self.unsent_path, append=True) as file:
                 file.writelines(json.dumps(op, default=str) + "\n" for op in ops)
 
     def _work(self) -> None:

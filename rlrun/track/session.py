@@ -175,11 +175,18 @@ class Tracking:
     def report_unsent(self, run_dir: Path) -> None:
         """Say in the log what never reached a service, and the command that sends it."""
         unsent = sum(self._call(tracker.unsent) or 0 for tracker in self.trackers)
-        if unsent:
+        if unsent:  # sync sends only where its command line (or the environment) says: the run's URI, named
+            uris = [
+                own["tracking_uri"]
+                for own in [self._call(t.record) or {} for t in self.trackers]
+                if own.get("tracking_uri")
+            ]
+            where = f"--tracking-uri {uris[0]} " if uris else ""
             log.warning(
-                "tracking: %d logging calls did not reach the service; send them with: %s %s",
+                "tracking: %d logging calls did not reach the service; send them with: %s %s%s",
                 unsent,
                 SYNC_COMMAND,
+                where,
                 run_dir,
             )
 

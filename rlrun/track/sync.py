@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from omegaconf import OmegaConf
-
 from rlrun.config.errors import UserError
+from rlrun.record import formats, reading, signatures
 from rlrun.record.formats import parse_eval_csv, read_json, write_json
 from rlrun.record.lock import claim
 from rlrun.record.run_record import END_STATUSES
@@ -30,6 +30,7 @@ from rlrun.track.session import run_artifacts
 
 log = logging.getLogger("rlrun")
 
+URI_VARIABLE = "MLFLOW_TRACKING_URI"  # the user's environment names the server, as MLflow's own
 _RECORD_PARAMS = ("env", "env_id", "algo", "seed", "config_hash", "preset", "git")
 
 
@@ -52,7 +53,7 @@ def eval_scalars(path: Path) -> dict[int, dict[str, float]]:
     if not path.is_file():
         return {}
     by_step: dict[int, dict[str, float]] = {}
-    for row in parse_eval_csv(path.read_text()):
+    for row in parse_eval_csv(reading.read_text(path, reading.MAX_CSV_BYTES)):
         values = {"eval/mean_reward": row.mean_return}
         if row.success_rate is not None:
             values["eval/success_rate"] = row.success_rate
@@ -85,19 +86,32 @@ def import_ops(run_dir: Path, data: dict[str, Any], config: dict[str, Any], name
 
 def sync_run(run_dir: Path, tracking_uri: str | None = None, experiment: str | None = None) -> tuple[str, int]:
     """Send the run's unsent operations, or import it; its MLflow run id and how many operations are still
-    unsent. Holds the run folder's lock meanwhile (a run still writing there is refused)."""
+    unsent. Holds the run folder's lock meanwhile (a run still writing there is refused).
+
+    Only a trusted folder is sent (its signatures verify under this user's key), only to ``tracking_uri`` (the
+    command line's, else ``MLFLOW_TRACKING_URI``), else to the SQLite store of the outputs folder it lies in:
+    never to a URI the folder names. Only regular files inside the folder are sent, never through a link."""
+    what = f"rlrun-track sync {run_dir}"
     data = read_json(run_dir / "run.json")
     if data is None or not (run_dir / "config.yaml").is_file():
         raise UserError(f"{run_dir} is not a run folder (no run.json or config.yaml)", "give a folder under outputs/")
-    config = OmegaConf.to_container(OmegaConf.load(run_dir / "config.yaml"), resolve=False)
-    assert isinstance(config, dict)
+    signatures.check_folder(run_dir, what)
+    if links := formats.links_in(run_dir):
+        raise UserError(
+            f"{what}: the folder holds symbolic links, which rlrun never writes: {links[0]}",
+            "replace each by the file it points to (or remove it), then sync again",
+        )
+    config = formats.read_yaml(run_dir / "config.yaml")
+    if not isinstance(config, dict):
+        raise UserError(f"{run_dir}: config.yaml cannot be read", "restore it from a copy")
     settings = (config.get("logger") or {}).get("mlflow") or {}
     tracking = data.get("tracking") or {}
     known = tracking.get("mlflow") or {}
     check_uri(tracking_uri)
-    uri = (
-        tracking_uri or known.get("tracking_uri") or settings.get("tracking_uri") or local_uri(outputs_folder(run_dir))
-    )
+    uri = tracking_uri or os.environ.get(URI_VARIABLE) or local_uri(outputs_folder(run_dir))
+    recorded = known.get("tracking_uri") or settings.get("tracking_uri")
+    if recorded and recorded != uri:
+        log.warning("%s: the run logged to %s; sending to %s (give --tracking-uri to choose)", run_dir, recorded, uri)
     experiment = experiment or known.get("experiment") or settings.get("experiment") or "rlrun"
     check_sqlite_store(uri)
     with claim(run_dir):
@@ -114,13 +128,40 @@ def sync_run(run_dir: Path, tracking_uri: str | None = None, experiment: str | N
         if not ops:
             return str(run_id), 0
         store = Store(uri, experiment)
-        rest = replay(store, ops, run_dir)
+        rest = replay(store, inside(run_dir, ops), run_dir)
         (run_dir / UNSENT_NAME).unlink(missing_ok=True)
         if rest:
-            with (run_dir / UNSENT_NAME).open("w") as file:
+            with formats.open_for_writing(run_dir / UNSENT_NAME) as file:
                 file.writelines(json.dumps(op, default=str) + "\n" for op in rest)
         if store.run_id is not None:
             mlflow_record = {"run_id": store.run_id, "tracking_uri": uri, "experiment": experiment}
             data["tracking"] = {**tracking, "mlflow": mlflow_record, "unsent": len(rest)}
             write_json(run_dir / "run.json", data)
+            signatures.sign_record(run_dir)
         return str(store.run_id), len(rest)
+
+
+def inside(run_dir: Path, ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``ops`` with each artifact path kept only when it names a regular file inside ``run_dir``: relative, no
+    ``..``, no link on the way (``tracking-unsent.jsonl`` is the folder's, and may name any path)."""
+    kept = []
+    for op in ops:
+        if op.get("op") == "artifacts":
+            paths = [str(p) for p in op.get("paths") or [] if _regular_inside(run_dir, str(p))]
+            if len(paths) < len(op.get("paths") or []):
+                log.warning("%s: left out artifact paths outside the folder or through a link", run_dir)
+            op = {**op, "paths": paths}
+        kept.append(op)
+    return kept
+
+
+def _regular_inside(run_dir: Path, name: str) -> bool:
+    relative = Path(name)
+    if relative.is_absolute() or ".." in relative.parts or not relative.parts:
+        return False
+    path = run_dir
+    for part in relative.parts:
+        path = path / part
+        if path.is_symlink():
+            return False
+    return path.is_file()

@@ -221,6 +221,8 @@ def test_a_new_folder_is_removed_when_the_run_never_started(tmp_path: Path) -> N
 
 
 def test_resumed_run_reports_its_own_identity(tmp_path: Path) -> None:
+    from rlrun.record import signatures
+
     tiny_sac = ["total_timesteps=300", "eval.every=150", "eval.episodes=1", "eval.final_episodes=2"]
     tiny_sac += ["snapshot.every=150", "algo.learning_starts=100", "algo.batch_size=16", "algo.buffer_size=1000"]
     result = run(["env=pointenv", "algo=sac", "seed=3", *tiny_sac, "algo.policy_kwargs={net_arch:[16]}"], tmp_path)
@@ -229,6 +231,7 @@ def test_resumed_run_reports_its_own_identity(tmp_path: Path) -> None:
     record = json.loads((run_dir / "run.json").read_text())
     record.update(status="interrupted", final=None)  # as a run stopped after its snapshot at step 150 is
     (run_dir / "run.json").write_text(json.dumps(record))
+    signatures.sign_record(run_dir)  # as rlrun signs a status it writes
     (run_dir / "model.zip").unlink()
     resumed = run([f"resume={run_dir.relative_to(tmp_path)}"], tmp_path)  # the defaults are gridworld + ppo
     assert resumed.returncode == 0, resumed.stderr

@@ -23,13 +23,15 @@ def run_folder(folder: Path, signed: bool = True) -> Path:
     folder.mkdir(parents=True)
     (folder / "config.yaml").write_text("seed: 0\nwrappers:\n  scale:\n    _target_: rlrun.envs.wrappers.ScaleReward\n")
     (folder / "run.json").write_text(json.dumps({"status": "interrupted"}))
+    if signed:
+        signatures.sign_run(folder)
     snapshot = folder / "snapshots" / "step-0000000256"
     snapshot.mkdir(parents=True)
     (snapshot / "state.pkl").write_bytes(b"state")
     manifest = {"step": 256, "score": None, "files": {"state.pkl": signatures.sha256(snapshot / "state.pkl")}}
-    (snapshot / "manifest.json").write_text(json.dumps(signatures.signed(manifest) if signed else manifest))
-    if signed:
-        signatures.sign_run(folder)
+    (snapshot / "manifest.json").write_text(
+        json.dumps(signatures.signed_snapshot(folder, manifest) if signed else manifest)
+    )
     return folder
 
 
@@ -120,9 +122,10 @@ def test_rlrun_trust_signs_a_reviewed_folder_and_every_run_of_a_sweep(tmp_path: 
     sweep = tmp_path / "sweep"
     runs = [run_folder(sweep / "gridworld-ppo" / f"seed-{seed}", signed=False) for seed in (0, 1)]
     with pytest.raises(SystemExit) as ended:
-        trust.main([str(sweep)])
+        trust.main([str(sweep), "--yes"])
     assert ended.value.code == 0
-    assert capsys.readouterr().out.splitlines() == [f"trusted {run} (1 snapshot)" for run in runs]
+    lines = capsys.readouterr().out.splitlines()
+    assert [line for line in lines if line.startswith("trusted")] == [f"trusted {run} (1 snapshot)" for run in runs]
     for run in runs:
         check(run)
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
+from stable_baselines3.common.policies import MultiInputActorCriticPolicy
 from stable_baselines3.common.vec_env import VecNormalize
 
 from rlrun.cli import trust
@@ -123,7 +124,7 @@ def test_a_folder_signed_under_another_key_is_refused_until_rlrun_trust(
     with pytest.raises(UserError, match="not trusted"):
         load_run(run_dir, "latest")
     with pytest.raises(SystemExit) as ended:
-        trust.main([str(run_dir)])
+        trust.main([str(run_dir), "--yes"])
     assert ended.value.code == 0 and f"trusted {run_dir} (2 snapshots)" in capsys.readouterr().out
     resume(run_dir, progress_bar="false")
     assert status(run_dir) == "completed"
@@ -194,14 +195,28 @@ def test_a_received_config_naming_code_outside_the_allow_list_is_refused(
     cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
     cfg["wrappers"] = {"evil": {"_target_": "builtins.open", "file": str(marker), "mode": "w"}}
     (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg))
-    with pytest.raises(UserError, match="outside the allow-list: builtins.open") as refused:
+    with pytest.raises(UserError, match="run code of its own: wrappers.evil") as refused:
         load_run(run_dir, untrusted="data")
-    assert "RLRUN_ALLOWED_TARGETS" in str(refused.value) and f"rlrun-trust {run_dir}" in str(refused.value)
+    assert f"rlrun-trust {run_dir}" in str(refused.value)
+    monkeypatch.setenv("RLRUN_ALLOWED_TARGETS", "builtins.open")  # names policy classes, never a wrapper
+    with pytest.raises(UserError, match="wrappers.evil"):
+        load_run(run_dir, untrusted="data")
     assert not marker.exists()
-    monkeypatch.setenv("RLRUN_ALLOWED_TARGETS", "builtins.open")  # the user's own choice, documented
-    with pytest.raises(UserError, match="wrapper 'evil' cannot apply"):
+    cfg["wrappers"] = {}
+    cfg["algo"]["policy"] = "stable_baselines3.common.policies.MultiInputActorCriticPolicy"
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg))
+    load_run(run_dir, untrusted="data")[1].close()  # a policy class on the allow-list
+    cfg["algo"]["policy"] = "tests.rlrun.run.test_received_folders.MyPolicy"
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg))
+    with pytest.raises(UserError, match=f"algo.policy={cfg['algo']['policy']}") as refused:
         load_run(run_dir, untrusted="data")
-    assert marker.exists()
+    assert "RLRUN_ALLOWED_TARGETS" in str(refused.value)
+    monkeypatch.setenv("RLRUN_ALLOWED_TARGETS", cfg["algo"]["policy"])  # the user's own choice, documented
+    load_run(run_dir, untrusted="data")[1].close()
+
+
+class MyPolicy(MultiInputActorCriticPolicy):
+    """A policy class of the user's own, named in RLRUN_ALLOWED_TARGETS."""
 
 
 def test_a_sweep_refuses_to_resume_a_job_it_cannot_trust(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,6 +20,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from rlrun.config.errors import UserError
 from rlrun.make import models, vec_envs
+from rlrun.record import signatures
 from rlrun.run import interrupts, snapshots
 from rlrun.run.training import resume, train
 from tests.rlrun.kill_during_snapshot import STEPS, config
@@ -317,9 +318,11 @@ def test_a_run_json_or_config_yaml_of_the_wrong_shape_is_refused_before_training
         ({**json.loads(record_text), "overrides": [1]}, "run.json's 'overrides' is [1], not a list of strings"),
     ):
         (run_dir / "run.json").write_text(json.dumps(damaged))
+        signatures.sign_record(run_dir)  # signed as it is: refused for its shape, not for its signature
         assert_resume_refused_untouched(run_dir, tmp_path, message)
         assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
     (run_dir / "run.json").write_text(record_text)
+    signatures.sign_record(run_dir)
     for text, message in (
         (
             config_text.replace("algo:\n", "algo: 5\nold_algo:\n", 1),

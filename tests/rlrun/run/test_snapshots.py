@@ -14,6 +14,7 @@ import torch
 from stable_baselines3 import DQN, PPO
 
 from rlrun.config.errors import UserError
+from rlrun.record import signatures
 from rlrun.run import snapshots
 from rlrun.run.training import resume, train
 from tests.rlrun.kill_during_snapshot import config
@@ -80,6 +81,7 @@ def test_sigkill_while_a_damaged_snapshot_of_the_same_step_is_replaced(tmp_path:
     data = record(run_dir)
     data.update(status="interrupted", final=None)
     (run_dir / "run.json").write_text(json.dumps(data))
+    signatures.sign_record(run_dir)  # as rlrun signs a status it writes
 
     killed = kill_child(run_dir, "replace", "resume")  # killed once the damaged 768 is moved aside
     assert killed.returncode == -signal.SIGKILL, killed.stderr

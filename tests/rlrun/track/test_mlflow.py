@@ -15,11 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.rlrun.run.test_resume import Crash, crash_at
 
+from rlrun.record import signatures
 from rlrun.record.formats import parse_eval_csv
 from rlrun.run.training import resume, train
 from tests.rlrun.helpers import TINY_RUN, compose_config
+from tests.rlrun.run.test_resume import Crash, crash_at
 
 mlflow = pytest.importorskip("mlflow")
 
@@ -217,9 +218,13 @@ def test_a_server_killed_mid_run_costs_nothing_and_sync_fills_the_gap(server: Se
     assert record["status"] == "completed" and record["tracking"]["unsent"] > 0
     told = [line for line in output.splitlines() if "rlrun-track sync" in line]
     assert len(told) == 1 and told[0].endswith(f"{run_dir.name}"), output  # the command, with the run folder
+    assert f"--tracking-uri {down.url}" in told[0]  # sync sends where its command line says, never the folder
     down.start()  # the service is back: sync sends what the run kept
     synced = subprocess.run(
-        [str(BIN / "rlrun-track"), "sync", str(run_dir)], capture_output=True, text=True, timeout=120
+        [str(BIN / "rlrun-track"), "sync", "--tracking-uri", down.url, str(run_dir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert synced.returncode == 0, synced.stderr
     assert tracking(run_dir)["unsent"] == 0 and not (run_dir / "tracking-unsent.jsonl").exists()
@@ -259,6 +264,7 @@ def test_sync_imports_a_run_trained_without_a_logger_once(store: str, tmp_path: 
     (tmp_path / "run.json").write_text(
         json.dumps({**json.loads((tmp_path / "run.json").read_text()), "tracking": None})
     )
+    signatures.trust_folder(tmp_path)  # a run.json edited by hand is trusted again once reviewed
     found, _ = sync_run(tmp_path, tracking_uri=store)  # run.json forgot it: the run_dir tag finds it again
     assert found == run_id
     run = client(store).get_run(run_id)
