@@ -33,7 +33,7 @@ from rlrun.record import signatures
 from rlrun.record.formats import remove_partial_writes, write_failure, writing
 from rlrun.record.lock import claim
 from rlrun.record.run_record import RunRecord
-from rlrun.run import resume_state, snapshots
+from rlrun.run import banner, resume_state, snapshots
 from rlrun.run.evaluation import PeriodicEvaluation, evaluate, sync_normalization
 from rlrun.run.heartbeat import KeepRecordCurrent
 from rlrun.run.interrupts import InterruptCallback, LearningStopped, RunInterrupted, StoppableCallbacks
@@ -65,6 +65,7 @@ def train(cfg: DictConfig, run_dir: str | Path, meta: dict[str, Any] | None = No
 
 
 def _train(cfg: DictConfig, run_dir: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    _log_lines(banner.start_lines(cfg, meta))
     algo_cls = preflight.config_checks(cfg)  # ranges first: torch_threads among them
     tracking = Tracking.from_config(cfg)  # the loggers' settings (a tracking URI) checked before training
     configure_torch(cfg)
@@ -101,6 +102,7 @@ def _resume(run_dir: Path, progress_bar: str, meta: dict[str, Any]) -> dict[str,
     # resume= may change is set on a new config, not on the one loaded
     cfg = OmegaConf.merge(load_config(run_dir), {"progress_bar": progress_bar})
     assert isinstance(cfg, DictConfig)
+    _log_lines(banner.start_lines(cfg, data))  # the run's own preset and overrides
     algo_cls = preflight.config_checks(cfg)
     tracking = Tracking.from_config(cfg)
     configure_torch(cfg)
@@ -119,6 +121,11 @@ def _resume(run_dir: Path, progress_bar: str, meta: dict[str, Any]) -> dict[str,
         return _restore(cfg, run_dir, snapshot, train_env, eval_env, evaluator, tracking)
 
     return _run(cfg, run_dir, record, meta, train_env, eval_env, restored, snapshot, tracking)
+
+
+def _log_lines(lines: list[str]) -> None:
+    for line in lines:
+        log.info("%s", line)
 
 
 def _envs(cfg: DictConfig, statistics: Path | None) -> tuple[VecEnv, VecEnv]:
