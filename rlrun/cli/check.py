@@ -28,6 +28,7 @@ from rlrun.checks import constructor, env_checks, native_agreement, rules
 from rlrun.checks.env_checks import CHECKERS, FAIL, INFO, PASS, SKIP, Result
 from rlrun.cli import command_line
 from rlrun.config import store
+from rlrun.config.budget import fit_to_budget
 from rlrun.config.errors import Problem, UserError, innermost_outside, report_user_errors
 from rlrun.config.keys import override_key
 from rlrun.make import models, native, vec_envs
@@ -203,6 +204,9 @@ def _hydra_main(cfg: DictConfig) -> None:
         if cfg.sim:
             simulate(cfg)
             return
+        cfg, scaled = fit_to_budget(cfg, hydra_cfg.overrides.task)  # the config the run would train
+        for line in scaled:
+            print(line)
         results = run_checks(cfg, with_algo)
     algo = f", algo={choices.get('algo')}" if with_algo else ""
     wrappers = f", wrappers=[{','.join(cfg.wrappers)}]" if cfg.wrappers else ""

@@ -27,6 +27,7 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from rlrun.checks import preflight
 from rlrun.checks.rules import EnvFacts
+from rlrun.config import budget
 from rlrun.config.upgrade import load_config
 from rlrun.make import models, vec_envs
 from rlrun.record import signatures
@@ -65,7 +66,8 @@ def train(cfg: DictConfig, run_dir: str | Path, meta: dict[str, Any] | None = No
 
 
 def _train(cfg: DictConfig, run_dir: Path, meta: dict[str, Any]) -> dict[str, Any]:
-    _log_lines(banner.start_lines(cfg, meta))
+    cfg, scaled = budget.fit_to_budget(cfg, meta.get("overrides", []))  # the run's config: what config.yaml records
+    _log_lines(banner.start_lines(cfg, meta, scaled))
     algo_cls = preflight.config_checks(cfg)  # ranges first: torch_threads among them
     tracking = Tracking.from_config(cfg)  # the loggers' settings (a tracking URI) checked before training
     configure_torch(cfg)

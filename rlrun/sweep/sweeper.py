@@ -69,6 +69,7 @@ class RlrunSweeper(BasicSweeper):
 
     def _job(self, overrides: list[str], sweep_dir: Path) -> "Job":
         """Compose one job's config as its launcher will, and name its folder."""
+        from rlrun.config.budget import fit_to_budget
         from rlrun.config.keys import config_hash
         from rlrun.config.resolvers import sweep_subdir
         from rlrun.sweep.plan import Job  # noqa: F811  (here: importing rlrun imports this module)
@@ -81,6 +82,7 @@ class RlrunSweeper(BasicSweeper):
         task = copy.deepcopy(cfg)  # what the job sees: Hydra's run_job drops the hydra node
         with read_write(task), open_dict(task):
             del task["hydra"]
+        task, _ = fit_to_budget(task, overrides)  # as the job's run will: its planned hash is the one it records
         return Job(overrides, folder, sweep_dir / folder, config_hash(task), config=task)
 
     def sweep(self, arguments: list[str]) -> None:
