@@ -7,6 +7,9 @@ set and that is larger than its limit for that budget is lowered to the value th
 one line of the run's start banner. Without ``total_timesteps`` on the command line nothing changes, so a preset
 at its own budget (and its ``config_hash``) stays exactly as written.
 
+The evaluation defaults follow the budget too (``conf/config.yaml`` resolves them with :func:`eval_every` and
+:func:`final_episodes`), so that a default run spends a few per cent of its time evaluating.
+
 The run's config is the composed config with these values merged in (a new config: the composed one is not
 written to); it is what ``config.yaml`` records and ``config_hash`` covers. A sweep plans each job with the same
 function, so a job's planned hash is the one its run records.
@@ -40,8 +43,15 @@ def _whole(total: int) -> int:
     return total
 
 
-def _tenth(total: int) -> int:
+def eval_every(total: int) -> int:
+    """The default ``eval.every``: a tenth of the budget (ten periodic evaluations)."""
     return max(total // 10, 1)
+
+
+def final_episodes(total: int) -> int:
+    """The default ``eval.final_episodes``: 5 per 100k steps of budget, at least 5 and at most 50 (a multiple of the
+    default ``eval.n_envs``, 5, so no copy idles)."""
+    return 5 * min(max(total // 100_000, 1), 10)
 
 
 # The keys presets tie to their budget (docs/configs.md lists them). Half the budget for learning_starts is above
@@ -49,7 +59,7 @@ def _tenth(total: int) -> int:
 BUDGET_BOUND = (
     BudgetBound("algo.learning_starts", _half, _half, "at most half the budget acts at random"),
     BudgetBound("algo.buffer_size", _whole, _whole, "a buffer larger than the budget never fills"),
-    BudgetBound("eval.every", _whole, _tenth, "beyond the budget no periodic evaluation happens; a tenth of it"),
+    BudgetBound("eval.every", _whole, eval_every, "beyond the budget no periodic evaluation happens; a tenth of it"),
 )
 
 

@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
+
+from rlrun.config import budget
 from omegaconf.errors import OmegaConfBaseException
 
 from rlrun.config.errors import UserError
@@ -216,6 +218,8 @@ def register() -> None:
         "rlrun.sweep_dir": (sweep_dir, True),
         "rlrun.env_name": (lambda env, env_id="": env_name(env, env_id), False),
         "rlrun.part": (benchmark_part, False),
+        "rlrun.eval_every": (budget.eval_every, False),  # the evaluation defaults, relative to the budget
+        "rlrun.final_episodes": (budget.final_episodes, False),
         "rlrun.sweep_subdir": (
             lambda env, algo, overrides, seed, env_id="": sweep_subdir(
                 env, algo, [str(o) for o in overrides], seed, env_id or None
