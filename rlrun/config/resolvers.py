@@ -28,10 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
-
-from rlrun.config import budget
 from omegaconf.errors import OmegaConfBaseException
 
+from rlrun.config import budget
 from rlrun.config.errors import UserError
 from rlrun.config.keys import override_key, training_overrides
 
