@@ -115,3 +115,16 @@ def test_a_sweep_plans_the_hash_its_scaled_job_records_and_skips_it_when_run_aga
         assert result.returncode == 0, result.stdout + result.stderr
     counts = json.loads((tmp_path / "outputs" / "sweeps" / "short" / "sweep.json").read_text())["counts"]
     assert counts["skipped"] == 1 and counts["refused"] == 0
+
+
+def test_rlrun_check_checks_the_config_the_run_would_train(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "rlrun.cli.check", "env=pendulum", "algo=td3", "total_timesteps=1500"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "scaled algo.learning_starts: 10000 -> 750" in result.stdout
+    assert "PASS  hyperparameters" in result.stdout
