@@ -92,7 +92,8 @@ def make_setup(cfg: DictConfig) -> Setup:
     space = choices.get("search_space")
     source = f"search_space={space}" if space else f"for algo={choices.get('algo')} (none found)"
     params = parse_space(OmegaConf.to_container(cfg.search_space) if "search_space" in cfg else None, source)
-    preflight(fit_to_budget(cfg, task)[0])  # as each trial's run fits its config to a budget of the command line's
+    cfg = fit_to_budget(cfg, task)[0]  # as each trial's run fits its config to a budget of the command line's
+    preflight(cfg)
     check_against(params, cfg)
     name = (
         cfg.tune.study
