@@ -72,6 +72,28 @@ UNSUPPORTED = {
     "monitor_kwargs": "rlrun's Monitor takes no arguments",
 }
 
+# The families the Zoo evaluates with sampled actions (its deterministic_eval = not (is_atari or is_minigrid)): their
+# presets evaluate so too, as the Zoo's published scores were measured.
+SAMPLED_EVALUATION = {"atari": "Atari", "minigrid": "MiniGrid"}
+# Envs whose v5 observation differs from the v4 one the Zoo tunes, and the env kwargs that give v5 v4's observation.
+V4_OBSERVATION = {"Ant": {"include_cfrc_ext_in_observation": False}}
+# What those kwargs do, for the preset's header.
+V4_OBSERVATION_NOTE = {"Ant": "27 values, as Ant-v4; 105 with the contact forces Ant-v5 adds by default"}
+# Envs whose v5 observation differs from v4's with no argument to undo it: their presets say so.
+V4_ONLY = {
+    "Humanoid": "Humanoid-v5 observes 348 values where Humanoid-v4 observed 376 (v5 leaves out the world body's terms,"
+    " and no argument puts them back): these values are tuned for v4's observation, not re-verified on v5.",
+}
+# Why the Zoo entries no env config matches are skipped, by a pattern of their key (the first that matches).
+SKIPPED = (
+    (r"^default$", "the Zoo's values for any id without an entry of its own, not a pair"),
+    (r"Bullet", "a PyBullet env: rlrun has no PyBullet family"),
+    (r"NoVel", "the Zoo's own variant without velocities (made by its wrapper), not a registered id"),
+    (r"^Panda", "a panda-gym env: rlrun has no panda-gym family"),
+    (r"^(A1|Neck|donkey|parking|RocketLander)", "a third-party env, not of an rlrun family"),
+    (r".", "no env config in conf/env/ for this id (its family config runs it: env=<family> env.id=<id>)"),
+)
+
 
 @dataclass
 class EnvConfig:
@@ -180,6 +202,16 @@ class Draft:
         self.wrappers[key] = {"_target_": target, "_partial_": True, **kwargs}
         self.comments[f"wrappers.{key}"] = "the Zoo's env_wrapper (applied after the wrappers of the command line)"
 
+    def as_the_zoo_observes(self, key: str) -> None:
+        """For an env whose v5 observation differs from the v4 one the Zoo's entry ``key`` tunes: the env kwargs
+        that give v5 v4's observation (:data:`V4_OBSERVATION`)."""
+        kwargs = V4_OBSERVATION.get(base_name(self.config.id))
+        if kwargs is None or key == self.config.id:
+            return
+        self.env["kwargs"] = {**self.env.get("kwargs", {}), **kwargs}
+        for name in kwargs:
+            self.comments[f"env.kwargs.{name}"] = f"v4's observation, which the Zoo's {key} values are tuned for"
+
     def whole_rollout(self) -> None:
         """An on-policy minibatch larger than the rollout, which rlrun refuses, as the rollout's size: SB3 then takes
         the whole rollout as one minibatch, so training is the same."""
@@ -192,6 +224,18 @@ class Draft:
                 f"the Zoo's {zoo} is more than the rollout: SB3 takes all {rollout} at once"
             )
             self.algo["batch_size"] = rollout
+
+
+def skipped_entries(skipped: set[tuple[str, str]]) -> list[str]:
+    """One report line per Zoo entry no env config matches: the files that hold it, and why it is skipped."""
+    files: dict[str, list[str]] = {}
+    for key, file in sorted(skipped):
+        files.setdefault(key, []).append(file)
+    lines = []
+    for key, found in files.items():
+        why = next(reason for pattern, reason in SKIPPED if re.search(pattern, key))
+        lines.append(f"skipped: {key} ({', '.join(found)}): {why}")
+    return lines
 
 
 def argument(value: Any, param: inspect.Parameter) -> Any:
@@ -283,15 +327,18 @@ class Converter:
         envs = env_configs(self.conf)
         algos = {path.stem for path in (self.conf / "algo").glob("*.yaml")}
         made: list[Preset] = []
+        skipped: set[tuple[str, str]] = set()  # (entry, file) that no env config matches
         for file in sorted(path.name for path in self.zoo_dir.glob("*.yml")):
             if file in REFERENCE_ONLY:
                 report.append(f"not converted: {file}: {REFERENCE_ONLY[file]}")
                 continue
             entries = yaml.safe_load((self.zoo_dir / file).read_text())
+            matched = set()
             for env in envs:
                 key = zoo_entry(entries, env)
                 if key is None:
                     continue
+                matched.add(key)
                 algo = ALGO_FILES[file]
                 if str(entries[key].get("replay_buffer_class")) == "HerReplayBuffer":
                     algo = HER_ALGOS.get(algo, algo)
@@ -299,6 +346,8 @@ class Converter:
                     report.append(f"not converted: {file} {key} -> env={env.name}: no conf/algo/{algo}.yaml")
                     continue
                 made.append(self.convert(file, key, dict(entries[key]), env, algo))
+            skipped.update((key, file) for key in entries if key not in matched)
+        report += skipped_entries(skipped)
         return made
 
     def convert(self, file: str, key: str, entry: dict[str, Any], env: EnvConfig, algo: str) -> Preset:
@@ -313,6 +362,12 @@ class Converter:
             except Unconvertible as error:
                 draft.skipped.append(f"{name}: {value!r} ({error})")
         draft.whole_rollout()
+        draft.as_the_zoo_observes(key)
+        if env.extra in SAMPLED_EVALUATION:
+            tree["eval"] = {"deterministic": False}
+            draft.comments["eval.deterministic"] = (
+                f"sampled actions, as the Zoo evaluates {SAMPLED_EVALUATION[env.extra]} (and scored it)"
+            )
         for node, content in (("env", draft.env), ("wrappers", draft.wrappers), ("algo", draft.algo)):
             if content:
                 tree[node] = content
@@ -332,6 +387,19 @@ class Converter:
         paragraphs = []
         if key != "atari" and key != env.id:
             paragraphs.append(f"The Zoo tunes {key}; env={env.name} runs {env.id}: matched by name, not version.")
+            if kwargs := V4_OBSERVATION.get(base_name(env.id)):
+                given = ", ".join(f"{name}: {yaml_scalar(value)}" for name, value in kwargs.items())
+                paragraphs.append(
+                    f"env.kwargs {given} gives {env.id} the observation of {key} the values are tuned for"
+                    f" ({V4_OBSERVATION_NOTE[base_name(env.id)]})."
+                )
+            if base_name(env.id) in V4_ONLY:
+                paragraphs.append(V4_ONLY[base_name(env.id)])
+        if env.extra in SAMPLED_EVALUATION:
+            paragraphs.append(
+                f"Evaluated with sampled actions (eval.deterministic: false), as the Zoo evaluates"
+                f" {SAMPLED_EVALUATION[env.extra]} and measured its published score."
+            )
         score = self.scores.get((file.removesuffix(".yml"), base_name(env.id)))
         published = "none for this pair."
         if score is not None:

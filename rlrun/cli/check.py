@@ -27,6 +27,7 @@ from rlrun.checks.suite import run_checks
 from rlrun.cli import mistakes
 from rlrun.cli.command_line import CommandLine
 from rlrun.config import schema, store
+from rlrun.config.budget import fit_to_budget
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.config.keys import override_key
 from rlrun.make import vec_envs
@@ -104,6 +105,9 @@ def _hydra_main(cfg: DictConfig) -> None:
         if cfg.sim:
             simulate(cfg)
             return
+        cfg, scaled = fit_to_budget(cfg, hydra_cfg.overrides.task)  # the config the run would train
+        for line in scaled:
+            print(line)
         results = run_checks(cfg, with_algo)
     algo = f", algo={choices.get('algo')}" if with_algo else ""
     wrappers = f", wrappers=[{','.join(cfg.wrappers)}]" if cfg.wrappers else ""

@@ -34,6 +34,10 @@ def meta(cfg: DictConfig) -> dict[str, Any]:
         "preset": tuned if tuned in presets else None,  # the optional entry: only if such a file exists
         "overrides": list(hydra_cfg.overrides.task),
         "command": command_line(),
+        # the file Hydra read the preset from when it is the user's (--config-dir): the start banner names it
+        "preset_file": user_configs.preset_source(
+            GlobalHydra.instance().config_loader().get_sources(), tuned if tuned in presets else None
+        ),
     }
 
 
@@ -42,9 +46,6 @@ def run(cfg: DictConfig, invocation: Invocation) -> float:
     from rlrun.run import training
 
     about = meta(cfg)
-    if about["preset"] is not None:  # the user's own (--config-dir) or rlrun's
-        sources = GlobalHydra.instance().config_loader().get_sources()
-        log.info("preset: tuned=%s from %s", about["preset"], user_configs.preset_source(sources, about["preset"]))
     if invocation.resumed is not None:
         run_dir = Path(cfg.resume)
         record = invocation.resumed[0]  # a resumed run reports its own env, algo and seed

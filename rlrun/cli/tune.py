@@ -27,6 +27,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from rlrun.config import store
+from rlrun.config.budget import fit_to_budget
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.config.keys import override_key
 from rlrun.config.resolvers import env_name, folder_name
@@ -90,6 +91,7 @@ def make_setup(cfg: DictConfig) -> Setup:
     space = choices.get("search_space")
     source = f"search_space={space}" if space else f"for algo={choices.get('algo')} (none found)"
     params = parse_space(OmegaConf.to_container(cfg.search_space) if "search_space" in cfg else None, source)
+    cfg = fit_to_budget(cfg, task)[0]  # as each trial's run fits its config to a budget of the command line's
     preflight(cfg)
     check_against(params, cfg)
     name = (

@@ -30,7 +30,7 @@ from typing import Any
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from rlrun.config import usage
+from rlrun.config import budget, usage
 from rlrun.config.errors import UserError
 from rlrun.config.keys import override_key, training_overrides
 
@@ -219,6 +219,8 @@ def register() -> None:
         "rlrun.part": (benchmark_part, False),
         "rlrun.commands": (usage.commands, False),  # the --help templates in conf/
         "rlrun.config_groups": (usage.config_groups, False),
+        "rlrun.eval_every": (budget.eval_every, False),  # the evaluation defaults, relative to the budget
+        "rlrun.final_episodes": (budget.final_episodes, False),
         "rlrun.sweep_subdir": (
             lambda env, algo, overrides, seed, env_id="": sweep_subdir(
                 env, algo, [str(o) for o in overrides], seed, env_id or None

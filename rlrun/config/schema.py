@@ -45,10 +45,10 @@ class EnvConfig:
 class EvalConfig:
     """Periodic and final evaluation on the separate eval env."""
 
-    every: int = 10_000
-    episodes: int = 10
-    final_episodes: int = 50
-    n_envs: int = 10  # divides episodes (10) and final_episodes (50): no copy idles (BENCHMARKS.md)
+    every: int = 10_000  # conf/config.yaml: a tenth of the budget (rlrun.config.budget)
+    episodes: int = 5
+    final_episodes: int = 50  # conf/config.yaml: 5 per 100k steps of budget, 5 to 50
+    n_envs: int = 5  # divides episodes (5) and the default final_episodes: no copy idles
     deterministic: bool = True  # false: sample actions, as RL Zoo evaluates MiniGrid and Atari
 
 

@@ -80,13 +80,12 @@ def user_configs_first(argv: Sequence[str]) -> list[str]:
 
 def preset_source(sources: Sequence[Any], choice: str | None) -> str | None:
     """The file the ``tuned`` preset ``choice`` was read from, given Hydra's config sources in search order
-    (``ConfigLoader.get_sources()``); None without a preset. Said in a run's first lines."""
+    (``ConfigLoader.get_sources()``): a file of the user's folders, or None for rlrun's bundled one (or without a
+    preset). The start banner names it (:mod:`rlrun.run.banner`)."""
     if choice is None:
         return None
     name = f"tuned/{choice}"
     for source in sources:
         if source.is_config(name):
-            if source.scheme() == "file":
-                return str(Path(source.path) / f"{name}.yaml")
-            return f"{source.path}/{name}.yaml (rlrun's bundled preset)"
+            return str(Path(source.path) / f"{name}.yaml") if source.scheme() == "file" else None
     return None

@@ -28,13 +28,14 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from rlrun.checks import preflight
 from rlrun.checks.rules import EnvFacts
+from rlrun.config import budget
 from rlrun.config.upgrade import load_config
 from rlrun.make import models, vec_envs
 from rlrun.record import signatures
 from rlrun.record.formats import remove_partial_writes, write_failure, writing
 from rlrun.record.lock import claim
 from rlrun.record.run_record import RunRecord
-from rlrun.run import continuation, progress, resume_order, resume_state, snapshots
+from rlrun.run import banner, continuation, progress, resume_order, resume_state, snapshots
 from rlrun.run.evaluation import PeriodicEvaluation, evaluate, refuse_non_finite, sync_normalization
 from rlrun.run.heartbeat import KeepRecordCurrent
 from rlrun.run.interrupts import InterruptCallback, LearningStopped, RunInterrupted, StoppableCallbacks
@@ -66,6 +67,8 @@ def train(cfg: DictConfig, run_dir: str | Path, meta: dict[str, Any] | None = No
 
 
 def _train(cfg: DictConfig, run_dir: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    cfg, scaled = budget.fit_to_budget(cfg, meta.get("overrides", []))  # the run's config: what config.yaml records
+    _log_lines(banner.start_lines(cfg, meta, scaled))
     algo_cls = preflight.config_checks(cfg)  # ranges first: torch_threads among them
     tracking = Tracking.from_config(cfg)  # the loggers' settings (a tracking URI) checked before training
     configure_torch(cfg)
@@ -124,6 +127,7 @@ def _resume(
     changes = {"progress_bar": progress_bar, **continuation.changes(total_timesteps)}
     cfg = OmegaConf.merge(load_config(run_dir), changes)
     assert isinstance(cfg, DictConfig)
+    _log_lines(banner.start_lines(cfg, data))  # the run's own preset and overrides
     algo_cls = preflight.config_checks(cfg)
     tracking = Tracking.from_config(cfg)
     configure_torch(cfg)
@@ -145,6 +149,11 @@ def _resume(
         return _restore(cfg, run_dir, snapshot, train_env, eval_env, evaluator, tracking, mode.exact)
 
     return _run(cfg, run_dir, record, meta, train_env, eval_env, restored, snapshot, tracking)
+
+
+def _log_lines(lines: list[str]) -> None:
+    for line in lines:
+        log.info("%s", line)
 
 
 def _envs(cfg: DictConfig, statistics: Path | None) -> tuple[VecEnv, VecEnv]:

@@ -82,6 +82,7 @@ class RlrunSweeper(BasicSweeper):
 
     def _job(self, overrides: list[str], sweep_dir: Path, templates: "Templates") -> "Job":
         """Compose one job's config (:mod:`rlrun.sweep.templates`), and name its folder."""
+        from rlrun.config.budget import fit_to_budget
         from rlrun.config.keys import config_hash
         from rlrun.config.resolvers import sweep_subdir
         from rlrun.sweep.plan import Job  # noqa: F811
@@ -90,6 +91,7 @@ class RlrunSweeper(BasicSweeper):
         task, choices = composed.task, composed.choices
         env_id = OmegaConf.select(task, "env.id", default=None)  # names the folder with env=gym and family configs
         folder = sweep_subdir(str(choices.get("env")), str(choices.get("algo")), overrides, task.seed, env_id)
+        task, _ = fit_to_budget(task, overrides)  # as the job's run will: its planned hash is the one it records
         return Job(overrides, folder, sweep_dir / folder, config_hash(task), config=task)
 
     def plan(self, arguments: list[str], sweep_dir: Path) -> tuple[list["Job"], "Templates"]:

@@ -165,7 +165,9 @@ def render_markdown(document: dict[str, Any]) -> str:
     lines = _markdown_rows(rows) + [
         "",
         "Score of a run: its final evaluation (`final` in run.json). Over the completed runs of a group: mean ± std"
-        " (ddof 0); IQM, the mean of the middle 50%, with its 95% bootstrap interval (percentile, 10,000"
+        " (ddof 0); IQM, rliable's interquartile mean (`scipy.stats.trim_mean(scores, 0.25)`: the mean after 25% of"
+        " the runs are trimmed from each end, so 4 of 6 runs count, or 6 of 10), with its 95% bootstrap interval"
+        " (percentile, 10,000"
         f" resamples, seed {SEED}; {DASH} with fewer than 2 runs). Seeds: completed/planned. Steps to threshold:"
         " the first evaluation in eval.csv that reached it, median over the runs that did (how many did)."
         f" Thresholds: {_thresholds(groups)}. Wall time and steps per second: median per run.",

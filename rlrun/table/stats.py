@@ -31,7 +31,8 @@ Interval = tuple[float | None, float | None]
 
 
 def iqm(scores: Any, axis: int = -1) -> Any:
-    """Interquartile mean: the mean of the middle 50% (``scipy.stats.trim_mean(scores, 0.25)``)."""
+    """Interquartile mean as rliable defines it: ``scipy.stats.trim_mean(scores, 0.25)``, the mean after 25% of the
+    scores (rounded down) are trimmed from each end, so 4 of 6 scores count, or 6 of 10."""
     return stats.trim_mean(scores, 0.25, axis=axis)
 
 

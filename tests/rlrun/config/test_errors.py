@@ -62,7 +62,7 @@ CASES = [
     ("algo-rejects-value", ["algo.batch_size=1"], RLRUN, "PPO rejected its arguments (algo.batch_size=1)"),
     (
         "never-learns",
-        ["env=pendulum", "algo=sac", "total_timesteps=50"],
+        ["env=pendulum", "algo=sac", "total_timesteps=50", "algo.learning_starts=100"],  # the user's: not scaled
         RLRUN,
         "algo.learning_starts=100 >= total_timesteps=50: SAC would only act randomly and never update",
     ),

@@ -109,15 +109,15 @@ def test_eval_csv_of_two_identical_runs_match(tiny_config: Callable[..., DictCon
 
 
 def test_eval_n_envs_is_a_run_key_whose_copy_i_is_seeded_eval_seed_plus_i() -> None:
-    """``eval.n_envs``: in-process copies, 10 by default, copy i seeded with the eval seed + i; it changes no
+    """``eval.n_envs``: in-process copies, 5 by default, copy i seeded with the eval seed + i; it changes no
     training, so it stays out of the config hash."""
     cfg = compose_config("env=cartpole", "algo=ppo", "seed=3")
-    assert cfg.eval.n_envs == 10
+    assert cfg.eval.n_envs == 5
     assert config_hash(cfg) == config_hash(compose_config("env=cartpole", "algo=ppo", "seed=3", "eval.n_envs=2"))
     env = vec_envs.make_eval_env(cfg, n_envs=cfg.eval.n_envs)
-    assert isinstance(env, DummyVecEnv) and env.num_envs == 10
+    assert isinstance(env, DummyVecEnv) and env.num_envs == 5
     starts = env.reset()
-    for i in range(10):
+    for i in range(5):
         single, _ = gym.make("CartPole-v1").reset(seed=eval_seed(3) + i)
         assert np.array_equal(starts[i], single), f"copy {i}"
 
