@@ -4,7 +4,7 @@ Run by hand from the repository root, after ``pip install rl_zoo3==<version>`` (
 ``rl_zoo3/hyperparams/*.yml`` are read, never imported or run)::
 
     python -m tools.zoo_presets            # writes conf/tuned/, lists what it kept and could not convert
-    python -m tools.zoo_presets --readme   # also rewrites README.md's presets table from conf/tuned/
+    python -m tools.zoo_presets --presets-page   # also rewrites docs/presets.md's table from conf/tuned/
 
 One preset per pair the Zoo tunes whose env has a config in conf/env/ (matched by the env's id without its version:
 the Zoo tunes MuJoCo v4 and Fetch v1 ids, rlrun's configs run v5 and v4; each preset says so) and whose algorithm
@@ -445,18 +445,18 @@ def write(presets: list[Preset], out: Path, tuned: Path, report: list[str]) -> l
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Convert, write, report; with ``--readme``, rewrite README.md's presets table."""
+    """Convert, write, report; with ``--presets-page``, rewrite docs/presets.md's table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=CONF / "tuned", help="folder to write (default: conf/tuned)")
-    parser.add_argument("--readme", action="store_true", help="rewrite README.md's presets table from conf/tuned")
+    parser.add_argument("--presets-page", action="store_true", help="rewrite docs/presets.md's table from conf/tuned")
     args = parser.parse_args(argv)
     report: list[str] = []
     with composer() as compose:
         presets = Converter(CONF, compose).presets(report)
     written = write(presets, args.out, CONF / "tuned", report)
     print("\n".join([*report, f"wrote {len(written)} presets to {args.out}"]))
-    if args.readme:
-        zoo_readme.update(REPO / "README.md", CONF / "tuned")
+    if args.presets_page:
+        zoo_readme.update(REPO / "docs" / "presets.md", CONF / "tuned")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""README.md's presets table, written from the files in conf/tuned/ (``python -m tools.zoo_presets --readme``).
+"""docs/presets.md's table, written from the files in conf/tuned/ (``python -m tools.zoo_presets --presets-page``).
 
 A preset the converter wrote is "the Zoo's values, not re-verified"; any other is tuned here, and verified (its
 first comment states the target that ``pytest -m slow`` asserts on seeds 0-4) unless that comment says "not yet
@@ -26,7 +26,7 @@ def is_generated(path: Path) -> bool:
 
 
 def status_of(path: Path) -> str:
-    """What README.md's table says of a preset: the Zoo's values, tuned here but not yet verified (its first comment
+    """What docs/presets.md's table says of a preset: the Zoo's values, tuned here but not yet verified (its first comment
     says so), or verified here."""
     text = path.read_text()
     if MARKER in text:
@@ -62,11 +62,10 @@ def table(tuned: Path) -> str:
     return "\n".join([HEADER, *(row(path) for path in paths)])
 
 
-def update(readme: Path, tuned: Path) -> None:
-    """Replace the table under README.md's ``### Presets`` heading with the one written from ``tuned``."""
-    text = readme.read_text()
-    section = text.index("### Presets")
-    start = text.index("\n| preset |", section) + 1
+def update(page: Path, tuned: Path) -> None:
+    """Replace the table of ``page`` (docs/presets.md) with the one written from ``tuned``."""
+    text = page.read_text()
+    start = text.index("\n| preset |") + 1
     end = text.find("\n\n", start)
     end = len(text) if end < 0 else end
-    readme.write_text(text[:start] + table(tuned) + text[end:])
+    page.write_text(text[:start] + table(tuned) + text[end:])

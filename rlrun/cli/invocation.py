@@ -68,7 +68,7 @@ def _resumed(command: CommandLine) -> tuple[dict[str, Any], Path] | None:
     if refused:
         raise UserError(
             "resume= continues a run with its own config.yaml; refusing overrides that change it: " + " ".join(refused),
-            "drop them (only progress_bar= may change, and total_timesteps= to a larger"
+            "drop them (only progress_bar= and progress_every= may change, and total_timesteps= to a larger"
             " budget), or start a new run with them",
         )
     from rlrun.record import lock

@@ -58,7 +58,8 @@ def run(cfg: DictConfig, invocation: Invocation) -> float:
             if invocation.resumed is not None:
                 continued = invocation.command.value("total_timesteps") is not None  # to a larger budget
                 total = cfg.total_timesteps if continued else None
-                final = training.resume(run_dir, cfg.progress_bar, about, total, target=invocation.resumed)
+                every = cfg.progress_every if invocation.command.value("progress_every") is not None else None
+                final = training.resume(run_dir, cfg.progress_bar, about, total, invocation.resumed, every)
             else:
                 try:
                     final = training.train(cfg, run_dir, about)

@@ -41,7 +41,7 @@ NON_TRAINING_SUBKEYS = ("env.threshold",)
 HYDRA_PREFIXES = ("hydra.", "hydra/")
 # The only overrides a resumed run accepts besides resume= itself; total_timesteps= only above the run's budget
 # (a continuation, rlrun.run.continuation).
-RESUME_OVERRIDES = ("resume", "progress_bar", "total_timesteps")
+RESUME_OVERRIDES = ("resume", "progress_bar", "progress_every", "total_timesteps")
 
 
 def override_key(override: str) -> str:

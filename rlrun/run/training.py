@@ -94,20 +94,23 @@ def resume(
     meta: dict[str, Any] | None = None,
     total_timesteps: int | None = None,
     target: tuple[dict[str, Any], Path | None] | None = None,
+    progress_every: float | None = None,
 ) -> dict[str, Any]:
     """Continue the run in ``run_dir`` from its newest complete snapshot, with the run's own config; holding
     the folder's lock, as :func:`train` does. With ``total_timesteps`` above the run's budget, a continuation:
     the run, completed or not, trains on to that budget (:mod:`rlrun.run.continuation`). ``target``: its record
-    and snapshot as already read and verified (``resume=`` on the command line)."""
+    and snapshot as already read and verified (``resume=`` on the command line). ``progress_bar`` and
+    ``progress_every`` (when given) replace the run's own: they do not change what is trained."""
     run_dir, meta = Path(run_dir), meta or {}
+    shown = {"progress_bar": progress_bar} | ({} if progress_every is None else {"progress_every": progress_every})
     resume_order.check_before_lock(run_dir)  # read-only: a folder refused is never written to, its .lock included
     with claim(run_dir):
-        return _resume(run_dir, progress_bar, meta, total_timesteps, target)
+        return _resume(run_dir, shown, meta, total_timesteps, target)
 
 
 def _resume(
     run_dir: Path,
-    progress_bar: str,
+    shown: dict[str, Any],
     meta: dict[str, Any],
     total_timesteps: int | None,
     target: tuple[dict[str, Any], Path | None] | None,
@@ -122,9 +125,9 @@ def _resume(
         log.info("%s is already completed; nothing to do", run_dir)
         return data["final"]
     snapshots.clean_run(run_dir)  # rlrun's own unfinished writes first: a resume after a full disk has their space
-    # the run's own record, upgraded if an older rlrun wrote it (the file is never rewritten); the one key
-    # resume= may change is set on a new config, not on the one loaded
-    changes = {"progress_bar": progress_bar, **continuation.changes(total_timesteps)}
+    # the run's own record, upgraded if an older rlrun wrote it (the file is never rewritten); the keys
+    # resume= may change are set on a new config, not on the one loaded
+    changes = {**shown, **continuation.changes(total_timesteps)}
     cfg = OmegaConf.merge(load_config(run_dir), changes)
     assert isinstance(cfg, DictConfig)
     _log_lines(banner.start_lines(cfg, data))  # the run's own preset and overrides

@@ -270,9 +270,9 @@ def test_missing_extra_exits_2_with_the_install_command(
 
 
 def readme_rows() -> dict[str, list[str]]:
-    """The README's Environments table, by config name: the cells of each row."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## Environments", 1)[1].split("\n## ", 1)[0]
+    """docs/envs.md's table of env configs, by config name: the cells of each row."""
+    text = (ROOT / "docs" / "envs.md").read_text()
+    section = text.split("## Env configs and their extras", 1)[1].split("\n## ", 1)[0]
     rows = {}
     for line in section.splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
@@ -281,7 +281,7 @@ def readme_rows() -> dict[str, list[str]]:
     return rows
 
 
-def test_readme_table_matches_the_env_configs() -> None:
+def test_the_env_page_table_matches_the_env_configs() -> None:
     rows = readme_rows()
     files = env_files()
     assert set(rows) == set(files)
@@ -294,7 +294,7 @@ def test_readme_table_matches_the_env_configs() -> None:
             assert threshold.startswith(f"{node.threshold:g}"), name
 
 
-def test_readme_names_the_install_command_of_every_family() -> None:
-    section = (ROOT / "README.md").read_text().split("## Environments", 1)[1].split("\n## ", 1)[0]
-    assert 'pip install "rlrun[envs]"' in section
+def test_the_env_page_names_the_install_command_of_every_family() -> None:
+    section = (ROOT / "docs" / "envs.md").read_text().split("## Env configs and their extras", 1)[1].split("\n## ", 1)[0]
+    assert 'pip install -e ".[envs]"' in section and '"rlrun[envs]"' in section
     assert all(f'"rlrun[{extra}]"' in section for extra in families.FAMILIES)

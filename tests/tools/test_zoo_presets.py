@@ -1,5 +1,5 @@
 """The RL Zoo preset converter (tools/zoo_presets.py): the committed presets are what it writes from the installed
-rl_zoo3, each composes with its env and algo configs and passes rlrun's config checks, README's table marks each
+rl_zoo3, each composes with its env and algo configs and passes rlrun's config checks, docs/presets.md's table marks each
 preset, and the conversion of single values (schedules, Python strings, normalisation, action noise)."""
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def test_the_committed_presets_are_what_the_converter_writes(
     stale = sorted(set(committed) - set(written))
     missing = sorted(set(written) - set(committed))
     differ = sorted(name for name in set(written) & set(committed) if written[name] != committed[name])
-    fix = "run `python -m tools.zoo_presets --readme` and commit conf/tuned/ and README.md"
+    fix = "run `python -m tools.zoo_presets --presets-page` and commit conf/tuned/ and docs/presets.md"
     assert (stale, missing, differ) == ([], [], []), fix
     for path in TUNED.glob("*.yaml"):  # verified presets are never replaced by a Zoo one
         if not zoo_readme.is_generated(path):
@@ -116,13 +116,13 @@ def test_converted_objects_build_the_model(name: str) -> None:
         assert model.lr_schedule(0.0) == pytest.approx(0.0)
 
 
-def test_the_readme_table_marks_every_preset() -> None:
-    readme = (zoo_presets.REPO / "README.md").read_text()
+def test_the_presets_page_marks_every_preset() -> None:
+    readme = (zoo_presets.REPO / "docs" / "presets.md").read_text()
     rows = {found[1]: found[2] for found in re.finditer(r"^\| `(\w+)` \| [^|]+ \| ([^|]+) \|", readme, re.M)}
     for path in TUNED.glob("*.yaml"):
         mark = zoo_readme.status_of(path)
         assert (mark == zoo_readme.ZOO) == zoo_readme.is_generated(path)  # a hand-written preset is tuned here
-        assert rows.get(path.stem, "").strip() == mark, f"README.md's presets table: {path.stem} should say {mark}"
+        assert rows.get(path.stem, "").strip() == mark, f"docs/presets.md's table: {path.stem} should say {mark}"
 
 
 def test_lin_schedules_become_sb3_linear_schedules() -> None:
