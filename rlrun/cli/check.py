@@ -24,7 +24,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from rlrun.checks import constructor, env_checks, native_agreement, rules
+from rlrun.checks import constructor, env_checks, episode_checks, native_agreement, rules
 from rlrun.checks.env_checks import CHECKERS, FAIL, INFO, PASS, SKIP, Result
 from rlrun.cli import command_line
 from rlrun.config import store
@@ -119,6 +119,8 @@ def run_checks(cfg: DictConfig, with_algo: bool) -> list[Result]:
             else:
                 results.append(Result("algorithm", SKIP, "no algo= on the command line (e.g. add algo=ppo)"))
             results += _guarded("random rollout", env_checks.rollout, cfg, steps)
+            results += _guarded(episode_checks.EPISODE_ENDS, episode_checks.episode_ends, cfg, steps)
+            results += _guarded(episode_checks.BOUNDS, episode_checks.observation_bounds, cfg, steps)
             if cfg.env.vectorization == "native":  # the batched training envs against the gym ones
                 results += _guarded(native_agreement.NAME, native_agreement.agreement, cfg, steps)
     return results + ([raw] if raw else [])
@@ -152,8 +154,9 @@ def report(results: list[Result]) -> str:
     for r in results:
         lines.append(_wrap(f"{r.status}  {r.name}" + (f": {r.detail}" if r.detail else ""), 0, 6))
         lines += [_wrap(note, 6, 8) for note in r.notes]
-    counts = {s: sum(r.status == s for r in results) for s in (PASS, FAIL, SKIP, INFO)}
-    skipped = f", {counts[SKIP]} skipped" if counts[SKIP] else ""
+    counts = {s: sum(r.status == s for r in results) for s in (PASS, FAIL, SKIP, INFO, episode_checks.WARN)}
+    skipped = f", {counts[episode_checks.WARN]} warned" if counts[episode_checks.WARN] else ""
+    skipped += f", {counts[SKIP]} skipped" if counts[SKIP] else ""
     info = f", {counts[INFO]} for information" if counts[INFO] else ""
     return "\n".join([*lines, f"{counts[PASS]} passed, {counts[FAIL]} failed{skipped}{info}"])
 

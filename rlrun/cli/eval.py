@@ -43,8 +43,15 @@ def main(argv: list[str] | None = None) -> None:
         n_envs = _copies(args, render_mode)
         # a received folder (not trusted) is read from data formats only: no pickle, allow-listed _target_s
         model, env = load_run(args.run_dir, args.snapshot, render_mode, args.seed, n_envs, untrusted="data")
-        result = run_episodes(model, env, args.episodes, args.render, args.video)
-        env.close()
+        try:
+            result = run_episodes(model, env, args.episodes, args.render, args.video)
+        except KeyboardInterrupt:  # a stop signal: nothing reported, no video left half written
+            if args.video is not None:
+                args.video.unlink(missing_ok=True)
+            print("rlrun-eval: stopped by SIGINT; nothing written", file=sys.stderr)
+            sys.exit(130)
+        finally:
+            env.close()
     success = "" if result.success_rate is None else f"  success rate {result.success_rate:.2f}"
     print(
         f"{args.run_dir}: mean return {result.mean_return:.3f} ± {result.std_return:.3f} "

@@ -29,16 +29,23 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.evaluation import evaluate_policy
 from stable_baselines3.common.vec_env import VecEnv, unwrap_vec_normalize
 
+from rlrun.make import episode_cap
 from rlrun.record.formats import EVAL_CSV_HEADER
+
+
+class EvaluationStopped(Exception):
+    """A stop signal came during an evaluation: it ends there, and its episodes are not reported."""
 
 
 @dataclass
 class EvalResult:
-    """Per-episode returns, lengths and (when the env reports it) success."""
+    """Per-episode returns, lengths and (when the env reports it) success; ``capped``: the episodes cut at
+    :data:`rlrun.make.episode_cap.EVAL_MAX_EPISODE_STEPS` (an env without a time limit)."""
 
     returns: list[float]
     lengths: list[int]
     successes: list[bool] = field(default_factory=list)
+    capped: int = 0
 
     @property
     def mean_return(self) -> float:
@@ -61,6 +68,7 @@ class EvalResult:
             "success_rate": self.success_rate,
             "episodes": len(self.returns),
             "returns": [float(r) for r in self.returns],
+            "capped": self.capped,
         }
 
 
@@ -83,24 +91,32 @@ def evaluate(
     episodes: int,
     on_step: Callable[[dict, dict], None] | None = None,
     sample_seed: int | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> EvalResult:
     """Run ``episodes`` episodes on all copies of ``env`` at once: with the deterministic policy, or with
     actions sampled from it under ``sample_seed`` (see the module's docstring).
 
     Copy i runs ``(episodes + i) // env.num_envs`` of them (SB3's ``evaluate_policy``); returns,
     lengths and successes are listed in the order the episodes end. ``on_step`` is called after
-    every step of every copy still counting (SB3's ``evaluate_policy`` callback), e.g. to render.
+    every step of every copy still counting (SB3's ``evaluate_policy`` callback), e.g. to render. ``stop``
+    (a stop signal came) is asked after every step: :class:`EvaluationStopped` ends the evaluation there.
     """
     successes: list[bool] = []
+    capped = 0
 
     def record_success(locals_: dict[str, Any], globals_: dict[str, Any]) -> None:
+        nonlocal capped
         info = locals_["info"]
         # the episodes evaluate_policy counts: with Monitor, only the real ends (info["episode"])
         counted = "episode" in info or not locals_["is_monitor_wrapped"]
         if locals_["done"] and counted and "is_success" in info:
             successes.append(bool(info["is_success"]))
+        if locals_["done"] and counted and info.get(episode_cap.CAPPED):
+            capped += 1
         if on_step is not None:
             on_step(locals_, globals_)
+        if stop is not None and stop():
+            raise EvaluationStopped
 
     with contextlib.nullcontext() if sample_seed is None else _sampling(sample_seed):
         returns, lengths = evaluate_policy(
@@ -112,7 +128,7 @@ def evaluate(
             callback=record_success,
             warn=False,
         )
-    return EvalResult(list(map(float, returns)), list(map(int, lengths)), successes)  # type: ignore[arg-type]
+    return EvalResult(list(map(float, returns)), list(map(int, lengths)), successes, capped)  # type: ignore[arg-type]
 
 
 def sync_normalization(train_env: VecEnv, eval_env: VecEnv) -> None:
@@ -148,6 +164,7 @@ class PeriodicEvaluation(BaseCallback):
         self.last_mean_return: float | None = None
         self.wall_offset = 0.0  # wall-clock seconds of earlier sessions of a resumed run
         self.started = time.perf_counter()
+        self.stopping: Callable[[], bool] = lambda: False  # a stop signal came (set by the run)
 
     def wall(self) -> float:
         """Seconds of training so far, across resumes."""
@@ -164,7 +181,8 @@ class PeriodicEvaluation(BaseCallback):
         if self.num_timesteps >= self.next_eval:
             while self.next_eval <= self.num_timesteps:
                 self.next_eval += self.every
-            self.run_evaluation()
+            with contextlib.suppress(EvaluationStopped):  # not reported; the run stops at the next boundary
+                self.run_evaluation()
         return True
 
     def seed_now(self) -> int | None:
@@ -174,13 +192,15 @@ class PeriodicEvaluation(BaseCallback):
     def run_evaluation(self) -> EvalResult:
         """Evaluate now, log the result and append it to ``eval.csv``."""
         sync_normalization(self.training_env, self.eval_env)
-        result = evaluate(self.model, self.eval_env, self.episodes, sample_seed=self.seed_now())
+        result = evaluate(self.model, self.eval_env, self.episodes, sample_seed=self.seed_now(), stop=self.stopping)
         self.best_mean_return = max(self.best_mean_return, result.mean_return)
         self.last_mean_return = result.mean_return
         self.logger.record("eval/mean_reward", result.mean_return)
         self.logger.record("eval/mean_ep_length", float(np.mean(result.lengths)))
         if result.success_rate is not None:
             self.logger.record("eval/success_rate", result.success_rate)
+        if result.capped:
+            self.logger.record("eval/capped_episodes", result.capped)
         self.logger.dump(self.num_timesteps)
         success = "" if result.success_rate is None else repr(result.success_rate)
         wall = self.wall()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import sys
 import warnings
 from collections.abc import Callable
@@ -34,7 +35,7 @@ from rlrun.record.formats import remove_partial_writes, write_failure, writing
 from rlrun.record.lock import claim
 from rlrun.record.run_record import RunRecord
 from rlrun.run import resume_state, snapshots
-from rlrun.run.evaluation import PeriodicEvaluation, evaluate, sync_normalization
+from rlrun.run.evaluation import EvaluationStopped, PeriodicEvaluation, evaluate, sync_normalization
 from rlrun.run.heartbeat import KeepRecordCurrent
 from rlrun.run.interrupts import InterruptCallback, LearningStopped, RunInterrupted, StoppableCallbacks
 from rlrun.startup import gc_pause
@@ -176,6 +177,7 @@ def _run(
             resumed_from=snapshot,
         )
         interrupts = InterruptCallback(snapshotter.snapshot)
+        evaluator.stopping = lambda: interrupts.received is not None  # an evaluation ends at a stop signal
         with interrupts.installed():  # through the final evaluation: a signal then lets the run complete
             with contextlib.suppress(LearningStopped):  # how a stop signal ends ARS, which ignores a callback's False
                 model.learn(
@@ -188,7 +190,12 @@ def _run(
                 interrupts.stop_snapshot or snapshotter.snapshot()  # steps and seconds recorded as it is written
                 record.finish("interrupted")
                 raise RunInterrupted(interrupts.received, str(run_dir))
-            return _complete(cfg, run_dir, record, model, train_env, eval_env, so_far[0]())
+            try:
+                return _complete(cfg, run_dir, record, model, train_env, eval_env, so_far[0](), evaluator.stopping)
+            except EvaluationStopped:  # trained, not evaluated: resume= does the final evaluation
+                snapshotter.snapshot()
+                record.finish("interrupted")
+                raise RunInterrupted(interrupts.received or signal.SIGINT, str(run_dir)) from None
     except RunInterrupted:
         raise
     except KeyboardInterrupt:  # a third signal, or one outside training: resumable from the last snapshot
@@ -213,13 +220,15 @@ def _complete(
     train_env: VecEnv,
     eval_env: VecEnv,
     counts: dict[str, Any],
+    stopping: Callable[[], bool],
 ) -> dict[str, Any]:
     """Training is over: the final evaluation (with the final VecNormalize statistics), the final model, and
-    run.json completed with ``counts`` (the steps and seconds of training)."""
+    run.json completed with ``counts`` (the steps and seconds of training). A stop signal (``stopping``) ends the
+    final evaluation with :class:`EvaluationStopped`."""
     record.progress(counts["timesteps"], counts["wall_s"])
     sync_normalization(train_env, eval_env)  # the final statistics, not the last evaluation's
     sample_seed = None if cfg.eval.deterministic else cfg.seed + model.num_timesteps  # as PeriodicEvaluation's
-    final = evaluate(model, eval_env, cfg.eval.final_episodes, sample_seed=sample_seed)
+    final = evaluate(model, eval_env, cfg.eval.final_episodes, sample_seed=sample_seed, stop=stopping)
     _save_final(model, run_dir)
     _log_final(model.logger, cfg, final.summary(), model.num_timesteps)
     record.finish("completed", **counts, final=final.summary())
