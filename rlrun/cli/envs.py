@@ -12,12 +12,14 @@ imported here only), from their registrations, without making them.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import re
 import sys
 import textwrap
 import warnings
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from importlib.resources import files
 from typing import Any
@@ -31,7 +33,7 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 import rlrun.envs  # noqa: F401  (registers the rlrun/* ids)
 from rlrun.checks import rules
 from rlrun.config.errors import report_user_errors
-from rlrun.make import families, models
+from rlrun.make import families, gym_make, models
 from rlrun.startup import bootstrap
 
 WIDTH = 100  # the human listing stays readable in a terminal this wide
@@ -173,14 +175,27 @@ def describe(spec: EnvSpec, configs: dict[str, str], algos: dict[str, tuple[type
     return info
 
 
-def list_envs(all_envs: bool = False) -> list[EnvInfo]:
-    """The rlrun envs (namespace ``rlrun``), then, with ``all_envs``, every other registered env."""
-    if all_envs:  # the installed families' packages register their ids when imported
+def matches(env_id: str, pattern: str | None) -> bool:
+    """Whether ``env_id`` matches ``rlrun-envs --all PATTERN``: a glob (``*``, ``?``) or else a part of the id,
+    either way ignoring case; every id matches no pattern."""
+    if not pattern:
+        return True
+    if any(c in pattern for c in "*?["):
+        return fnmatch.fnmatch(env_id.lower(), pattern.lower())
+    return pattern.lower() in env_id.lower()
+
+
+def list_envs(all_envs: bool = False, pattern: str | None = None, packages: Sequence[str] = ()) -> list[EnvInfo]:
+    """The rlrun envs (namespace ``rlrun``), then, with ``all_envs``, every other registered env whose id matches
+    ``pattern`` (:func:`matches`); ``packages`` (``env.packages``) are imported first, to register their ids."""
+    gym_make.import_packages(packages)
+    if all_envs:  # the installed families' and known third-party packages register their ids when imported
         for extra in families.FAMILIES:
             if families.installed(extra):
                 families.register(extra)
+        gym_make.register_installed_families()
     specs = sorted(gym.registry.values(), key=lambda spec: spec.namespace != "rlrun")
-    specs = [spec for spec in specs if all_envs or spec.namespace == "rlrun"]
+    specs = [spec for spec in specs if (all_envs and matches(spec.id, pattern)) or spec.namespace == "rlrun"]
     configs, algos = env_configs(), algo_options()
     return [describe(spec, configs, algos) for spec in specs]
 
@@ -217,7 +232,16 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="rlrun-envs", description="List the rlrun envs: spaces, limits, and the algorithms that fit."
     )
-    parser.add_argument("--all", action="store_true", help="every registered Gymnasium env, not only rlrun's")
+    parser.add_argument(
+        "--all",
+        nargs="?",
+        const="",
+        metavar="PATTERN",
+        help="every registered Gymnasium env, not only rlrun's; PATTERN keeps the ids holding it (or a glob: 'Mini*')",
+    )
+    parser.add_argument(
+        "--packages", nargs="+", default=[], metavar="MODULE", help="import these modules first (env.packages)"
+    )
     parser.add_argument("--json", action="store_true", help="a JSON list of objects instead of text")
     parser.add_argument("--configs", action="store_true", help="only the env configs, their extras and ids")
     args = parser.parse_args(argv)
@@ -226,7 +250,7 @@ def main(argv: list[str] | None = None) -> None:
         text = json.dumps([asdict(c) for c in configs], indent=2) if args.json else format_configs(configs)
     else:
         with report_user_errors("rlrun-envs"):
-            infos = list_envs(all_envs=args.all)
+            infos = list_envs(all_envs=args.all is not None, pattern=args.all, packages=args.packages)
         if args.json:
             text = json.dumps([asdict(info) for info in infos], indent=2)
         else:

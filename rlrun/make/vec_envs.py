@@ -91,9 +91,11 @@ def _make_copy(
     render_mode: str | None,
     kwargs: dict[str, Any],
     evaluation: bool = False,
+    packages: tuple[str, ...] = (),
 ) -> gym.Env:
-    """One raw env copy; an evaluation copy of an env without a time limit is capped
-    (:mod:`rlrun.make.episode_cap`)."""
+    """One raw env copy, once ``env.packages`` are imported (here: subprocess workers import them too); an
+    evaluation copy of an env without a time limit is capped (:mod:`rlrun.make.episode_cap`)."""
+    gym_make.import_packages(packages)
     env = _gym_make(env_id, max_episode_steps, render_mode, **kwargs)
     return episode_cap.capped_for_evaluation(env) if evaluation else env
 
@@ -101,7 +103,10 @@ def _make_copy(
 def _env_factory(cfg: DictConfig, render_mode: str | None, evaluation: bool = False) -> Callable[[], gym.Env]:
     """Makes one raw env copy: ``gym.make`` with the config's id, episode limit and ``env.kwargs``."""
     kwargs = cast(dict[str, Any], OmegaConf.to_container(cfg.env.kwargs, resolve=True))
-    return functools.partial(_make_copy, cfg.env.id, cfg.env.max_episode_steps, render_mode, kwargs, evaluation)
+    packages = tuple(cfg.env.get("packages") or ())  # runs made before the key have none
+    return functools.partial(
+        _make_copy, cfg.env.id, cfg.env.max_episode_steps, render_mode, kwargs, evaluation, packages
+    )
 
 
 def make_wrappers(wrappers_cfg: DictConfig | dict[str, Any], key: str = "wrappers") -> list[tuple[str, Wrapper]]:
