@@ -123,7 +123,7 @@ def unknown_id_fix(env_id: str) -> str:
     ids, or the packages that could register it."""
     module = registering_module(env_id)
     family = next((f for f in families.FAMILIES.values() if module and f.registers == module), None)
-    if family is None:
+    if module is None or family is None:
         close = closest_ids(env_id)
         nearest = f"did you mean {', '.join(close)}? " if close else ""
         could = f"{module} registers ids like it: " if module else ""
