@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from rlrun.config.errors import UserError, report_user_errors
-from rlrun.run.loading import CHOICES, eval_copies, load_run, run_episodes
+from rlrun.run.loading import CHOICES, eval_copies, load_run, run_episodes, success_key
 from rlrun.startup import bootstrap
 
 
@@ -44,7 +44,8 @@ def main(argv: list[str] | None = None) -> None:
         # a received folder (not trusted) is read from data formats only: no pickle, allow-listed _target_s
         model, env = load_run(args.run_dir, args.snapshot, render_mode, args.seed, n_envs, untrusted="data")
         try:
-            result = run_episodes(model, env, args.episodes, args.render, args.video)
+            key = success_key(args.run_dir)
+            result = run_episodes(model, env, args.episodes, args.render, args.video, key)
         except KeyboardInterrupt:  # a stop signal: nothing reported, no video left half written
             if args.video is not None:
                 args.video.unlink(missing_ok=True)

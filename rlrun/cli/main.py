@@ -62,7 +62,7 @@ def _meta(cfg: DictConfig) -> dict[str, Any]:
     hydra_cfg = HydraConfig.get()
     choices = hydra_cfg.runtime.choices
     return {
-        "env": env_name(choices.get("env"), OmegaConf.select(cfg, "env.id", default=None)),  # run.json's env
+        "env": env_name(choices.get("env"), *(OmegaConf.select(cfg, f"env.{k}", default=None) for k in ("id", "name"))),
         "algo": choices.get("algo"),
         "preset": _preset(choices.get("tuned")),
         "overrides": list(hydra_cfg.overrides.task),

@@ -5,8 +5,9 @@ per step), with the episodes shared out among the copies as SB3's ``evaluate_pol
 results do not favour short episodes. Returns are the raw env's (``Monitor`` sits under the family's
 wrappers and the user's), so they compare across wrapper stacks; under SB3's ``AtariWrapper`` they are whole
 games' unclipped scores, though training sees clipped rewards and a lost life as an episode's end. Success is
-``info["is_success"]`` at the end of an episode (goal envs, Fetch). Periodic results go to TensorBoard
-(``eval/*``) and to ``eval.csv``.
+``info[env.success_key]`` at the end of an episode (default ``is_success``: goal envs, Fetch; ``success`` for
+Meta-World-style envs), else ``is_success``; an env that reports neither has no success rate, said once per
+run. Periodic results go to TensorBoard (``eval/*``) and to ``eval.csv``.
 
 ``eval.deterministic=false`` samples the actions instead, as RL Zoo evaluates MiniGrid and Atari: from torch's
 and numpy's generators forked and seeded for that evaluation, so an evaluation repeats exactly and leaves the
@@ -16,6 +17,7 @@ random streams training draws from as they were.
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -31,6 +33,8 @@ from stable_baselines3.common.vec_env import VecEnv, unwrap_vec_normalize
 
 from rlrun.make import episode_cap
 from rlrun.record.formats import EVAL_CSV_HEADER
+
+log = logging.getLogger("rlrun")
 
 
 class EvaluationStopped(Exception):
@@ -92,6 +96,7 @@ def evaluate(
     on_step: Callable[[dict, dict], None] | None = None,
     sample_seed: int | None = None,
     stop: Callable[[], bool] | None = None,
+    success_key: str = "is_success",
 ) -> EvalResult:
     """Run ``episodes`` episodes on all copies of ``env`` at once: with the deterministic policy, or with
     actions sampled from it under ``sample_seed`` (see the module's docstring).
@@ -100,6 +105,7 @@ def evaluate(
     lengths and successes are listed in the order the episodes end. ``on_step`` is called after
     every step of every copy still counting (SB3's ``evaluate_policy`` callback), e.g. to render. ``stop``
     (a stop signal came) is asked after every step: :class:`EvaluationStopped` ends the evaluation there.
+    Success is ``info[success_key]`` (``env.success_key``) at an episode's end, else ``info["is_success"]``.
     """
     successes: list[bool] = []
     capped = 0
@@ -109,8 +115,9 @@ def evaluate(
         info = locals_["info"]
         # the episodes evaluate_policy counts: with Monitor, only the real ends (info["episode"])
         counted = "episode" in info or not locals_["is_monitor_wrapped"]
-        if locals_["done"] and counted and "is_success" in info:
-            successes.append(bool(info["is_success"]))
+        key = success_key if success_key in info else "is_success"
+        if locals_["done"] and counted and key in info:
+            successes.append(bool(info[key]))
         if locals_["done"] and counted and info.get(episode_cap.CAPPED):
             capped += 1
         if on_step is not None:
@@ -151,9 +158,17 @@ class PeriodicEvaluation(BaseCallback):
     """
 
     def __init__(
-        self, eval_env: VecEnv, every: int, episodes: int, csv_path: Path, sample_seed: int | None = None
+        self,
+        eval_env: VecEnv,
+        every: int,
+        episodes: int,
+        csv_path: Path,
+        sample_seed: int | None = None,
+        success_key: str = "is_success",
     ) -> None:
         super().__init__()
+        self.success_key = success_key
+        self.no_success_said = False
         self.sample_seed = sample_seed
         self.eval_env = eval_env
         self.every = every
@@ -192,13 +207,19 @@ class PeriodicEvaluation(BaseCallback):
     def run_evaluation(self) -> EvalResult:
         """Evaluate now, log the result and append it to ``eval.csv``."""
         sync_normalization(self.training_env, self.eval_env)
-        result = evaluate(self.model, self.eval_env, self.episodes, sample_seed=self.seed_now(), stop=self.stopping)
+        seed, key = self.seed_now(), self.success_key
+        result = evaluate(
+            self.model, self.eval_env, self.episodes, sample_seed=seed, stop=self.stopping, success_key=key
+        )
         self.best_mean_return = max(self.best_mean_return, result.mean_return)
         self.last_mean_return = result.mean_return
         self.logger.record("eval/mean_reward", result.mean_return)
         self.logger.record("eval/mean_ep_length", float(np.mean(result.lengths)))
         if result.success_rate is not None:
             self.logger.record("eval/success_rate", result.success_rate)
+        elif not self.no_success_said:
+            self.no_success_said = True
+            log.info("the env reports no success (info[%r] or info['is_success']): no success rate", self.success_key)
         if result.capped:
             self.logger.record("eval/capped_episodes", result.capped)
         self.logger.dump(self.num_timesteps)

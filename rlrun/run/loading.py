@@ -140,6 +140,11 @@ def eval_copies(run_dir: Path) -> int:
     return int(_run_config(run_dir).eval.n_envs)
 
 
+def success_key(run_dir: Path) -> str:
+    """The run's ``env.success_key`` (``is_success`` for runs written before the key)."""
+    return str(_run_config(run_dir).env.get("success_key", "is_success"))
+
+
 def _writer(path: Path, fps: int) -> Any:
     import imageio.v2 as imageio
 
@@ -155,14 +160,19 @@ def _writer(path: Path, fps: int) -> Any:
 
 
 def run_episodes(
-    model: BaseAlgorithm, env: VecEnv, episodes: int, render: str | None, video: Path | None
+    model: BaseAlgorithm,
+    env: VecEnv,
+    episodes: int,
+    render: str | None,
+    video: Path | None,
+    success_key: str = "is_success",
 ) -> EvalResult:
     """Evaluate, printing ANSI frames or writing ``rgb_array`` frames to ``video`` as it goes.
 
     Frames come from the first copy: render and record on a one-copy env (``load_run``'s default).
     """
     if video is None and render != "ansi":
-        return evaluate(model, env, episodes)
+        return evaluate(model, env, episodes, success_key=success_key)
     base = env.unwrapped.envs[0]  # type: ignore[attr-defined]
     writer = _writer(video, int(base.metadata.get("render_fps", 30))) if video else None
     frames = 0
@@ -179,7 +189,7 @@ def run_episodes(
         frames += 1
 
     try:
-        return evaluate(model, env, episodes, on_step=show)
+        return evaluate(model, env, episodes, on_step=show, success_key=success_key)
     finally:
         if writer is not None:
             writer.close()

@@ -162,7 +162,10 @@ def _run(
     so_far: list[Callable[[], dict[str, Any]]] = []  # run.json's steps and seconds so far, once there are any
     try:
         sample_seed = None if cfg.eval.deterministic else cfg.seed
-        evaluator = PeriodicEvaluation(eval_env, cfg.eval.every, cfg.eval.episodes, run_dir / "eval.csv", sample_seed)
+        success_key = cfg.env.get("success_key", "is_success")  # runs made before the key have none
+        evaluator = PeriodicEvaluation(
+            eval_env, cfg.eval.every, cfg.eval.episodes, run_dir / "eval.csv", sample_seed, success_key
+        )
         model, first = model_for(evaluator)
         so_far.append(lambda: RunRecord.counts(model.num_timesteps, evaluator.wall()))
         live = KeepRecordCurrent(record, evaluator.wall, cfg.eval.every)
@@ -228,7 +231,10 @@ def _complete(
     record.progress(counts["timesteps"], counts["wall_s"])
     sync_normalization(train_env, eval_env)  # the final statistics, not the last evaluation's
     sample_seed = None if cfg.eval.deterministic else cfg.seed + model.num_timesteps  # as PeriodicEvaluation's
-    final = evaluate(model, eval_env, cfg.eval.final_episodes, sample_seed=sample_seed, stop=stopping)
+    success_key = cfg.env.get("success_key", "is_success")
+    final = evaluate(
+        model, eval_env, cfg.eval.final_episodes, sample_seed=sample_seed, stop=stopping, success_key=success_key
+    )
     _save_final(model, run_dir)
     _log_final(model.logger, cfg, final.summary(), model.num_timesteps)
     record.finish("completed", **counts, final=final.summary())

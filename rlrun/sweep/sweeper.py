@@ -77,7 +77,8 @@ class RlrunSweeper(BasicSweeper):
         cfg = self.hydra_context.config_loader.load_sweep_config(self.config, overrides)
         choices = cfg.hydra.runtime.choices
         env_id = OmegaConf.select(cfg, "env.id", default=None)  # names the folder with env=gym and family configs
-        folder = sweep_subdir(str(choices.get("env")), str(choices.get("algo")), overrides, cfg.seed, env_id)
+        label = OmegaConf.select(cfg, "env.name", default=None)  # env.name names the first level
+        folder = sweep_subdir(str(choices.get("env")), str(choices.get("algo")), overrides, cfg.seed, env_id, label)
         task = copy.deepcopy(cfg)  # what the job sees: Hydra's run_job drops the hydra node
         with read_write(task), open_dict(task):
             del task["hydra"]

@@ -46,8 +46,8 @@ class Endless(gym.Env[np.ndarray, int]):
 class Shaped(gym.Env[Any, int]):
     """Eight steps an episode, with the observation space given: ``scalar`` (a ``Box`` of shape ``()``), ``tuple``
     (a ``Tuple``), ``stray`` (a ``Box`` in [-1, 1] whose second value reaches 3) or ``image`` (84x84x3 uint8).
-    Reports success as ``info["success"]`` (Meta-World's key), true when action 1 ends the episode; with
-    ``both``, ``info["is_success"]`` too, always false."""
+    Reports success at an episode's end as ``info["success"]`` (Meta-World's key), always true; with ``both``,
+    ``info["is_success"]`` too, always false."""
 
     metadata: dict[str, Any] = {"render_modes": []}
 
@@ -80,7 +80,7 @@ class Shaped(gym.Env[Any, int]):
     def step(self, action: int) -> tuple[Any, float, bool, bool, dict]:
         self._t += 1
         done = self._t >= 8
-        info: dict[str, Any] = {"success": done and action == 1}
+        info: dict[str, Any] = {"success": done}
         if self.both:
             info["is_success"] = False
         return self._obs(), float(action), done, False, info
