@@ -32,3 +32,13 @@ def test_observations_outside_their_bounds_warn_with_the_count_and_worst_key() -
 def test_observations_inside_their_bounds_pass() -> None:
     cfg = compose_check("env=gym", f"env.id={MODULE}:Shaped-v0", "+env.kwargs.shape=scalar")
     assert episode_checks.observation_bounds(cfg, 40).status == PASS
+
+
+def test_the_goal_check_says_when_the_difference_looks_like_a_penalty_added_on_purpose() -> None:
+    from rlrun.checks import env_checks
+    from tests.rlrun.helpers import BROKEN
+
+    penalty = env_checks.goal_rewards(compose_check("env=gym", BROKEN.format("GoalTimePenalty")), 200)
+    assert penalty.status == FAIL and "looks like a penalty the env adds on purpose" in penalty.detail
+    scaled = env_checks.goal_rewards(compose_check("env=pointgoal", "wrappers=[scale_reward]"), 100)
+    assert scaled.status == FAIL and "penalty" not in scaled.detail  # step's reward is higher: a wrapper's scaling
