@@ -24,7 +24,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from rlrun.checks import constructor, env_checks, episode_checks, native_agreement, rules
+from rlrun.checks import constructor, env_checks, episode_checks, memory, native_agreement, rules
 from rlrun.checks.env_checks import CHECKERS, FAIL, INFO, PASS, SKIP, Result
 from rlrun.cli import command_line
 from rlrun.config import store
@@ -61,6 +61,7 @@ def algo_checks(cfg: DictConfig, env: gym.Env) -> list[Result]:
     algo_cls = models.algo_class(cfg)
     name = algo_cls.__name__
     fit = rules.fit_problems(cfg, env, algo_cls, models.uses_her(cfg)) + native.problems(cfg)
+    fit += memory.buffer_problems(cfg, rules.EnvFacts.of(env), algo_cls)  # the replay buffer fits in memory
     arguments = constructor.algo_problems(cfg, algo_cls)
     if not arguments and not fit:  # SB3 would also reject a pair that does not fit: reported once, above
         arguments = constructor.construction_problems(cfg)
