@@ -19,7 +19,7 @@ def _copies(args: argparse.Namespace, render_mode: str | None) -> int:
         if args.n_envs not in (None, 1):
             raise UserError(f"--n-envs {args.n_envs} with --render/--video: frames come from one copy", "drop --n-envs")
         return 1
-    return args.n_envs if args.n_envs is not None else eval_copies(args.run_dir)
+    return args.n_envs if args.n_envs is not None else min(eval_copies(args.run_dir), args.episodes)
 
 
 @bootstrap.entry

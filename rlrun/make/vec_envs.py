@@ -289,6 +289,12 @@ def make_eval_env(
     return _normalized(cfg, venv, normalizer, training=False)
 
 
+def eval_copies(cfg: DictConfig) -> int:
+    """How many eval copies a run makes: ``eval.n_envs``, but no more than the episodes of its largest
+    evaluation (a copy without an episode to run would only cost the time to make and reset it)."""
+    return max(1, min(int(cfg.eval.n_envs), max(int(cfg.eval.episodes), int(cfg.eval.final_episodes))))
+
+
 def ignore_stop_signals(make_env: Callable[..., Any], **kwargs: Any) -> Any:
     """Env factory for subprocess workers: ignore the stop signals there, then make the env.
 

@@ -126,7 +126,8 @@ def _envs(cfg: DictConfig, statistics: Path | None) -> tuple[VecEnv, VecEnv]:
     """The training envs (continuing from saved VecNormalize ``statistics``, if any) and the evaluation copies."""
     train_env = preflight.built_envs(cfg, lambda: vec_envs.make_train_env(cfg, statistics))  # names a Text subspace
     try:
-        return train_env, preflight.built_envs(cfg, lambda: vec_envs.make_eval_env(cfg, n_envs=cfg.eval.n_envs))
+        copies = vec_envs.eval_copies(cfg)  # no more than the episodes asked for
+        return train_env, preflight.built_envs(cfg, lambda: vec_envs.make_eval_env(cfg, n_envs=copies))
     except BaseException:
         train_env.close()
         raise
