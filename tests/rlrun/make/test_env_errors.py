@@ -140,7 +140,7 @@ def test_subprocess_workers_find_the_id_too() -> None:
     [
         ("FetchReachh-v4", "gymnasium_robotics is installed but registers no such id"),
         ("MiniGrid-Nowhere-v0", "minigrid is installed but registers no such id"),
-        ("NoSuchEnv-v0", "`rlrun-envs --all`"),
+        ("NoSuchEnv-v0", "`rlrun-envs --all PATTERN`"),
     ],
 )
 def test_an_id_still_not_found_names_what_would_register_it(env_id: str, fix: str) -> None:
