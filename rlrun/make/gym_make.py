@@ -17,6 +17,7 @@ import difflib
 import importlib
 import io
 import sys
+import traceback
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -80,6 +81,8 @@ def import_packages(packages: Sequence[str]) -> None:
             ) from None
 
 
+# Where SB3 stores what the envs return: a failure raised there is the env's data, not the algorithm's settings.
+VEC_ENV_FILES = "stable_baselines3/common/vec_env/"
 # Where a failure is the algorithm's rather than the env's.
 ALGORITHM_PACKAGES = ("stable_baselines3", "sb3_contrib", "torch")
 
@@ -147,6 +150,12 @@ def installed_package(path: str) -> str | None:
     return None
 
 
+def _in_vec_env(error: BaseException) -> bool:
+    """Whether ``error`` was raised in SB3's vec env, where it stores what the env returned (the env's data)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    return bool(frames) and VEC_ENV_FILES in Path(frames[-1].filename).as_posix()
+
+
 def failure_fix(error: BaseException, env_id: str) -> tuple[str, str]:
     """Where a failure inside an env (its constructor, ``reset`` or ``step``) or the algorithm started, and a fix
     that fits it.
@@ -164,6 +173,12 @@ def failure_fix(error: BaseException, env_id: str) -> tuple[str, str]:
     at = f" (raised at {where})"
     if package is None:
         return at, f"fix the env's code at {where} (HYDRA_FULL_ERROR=1 shows the full traceback)"
+    if package in ALGORITHM_PACKAGES and _in_vec_env(error):
+        return at, (
+            f"the env ({env_id}) or one of its wrappers gave SB3's vec env an observation, reward or flag that its "
+            f"spaces do not declare: compare what reset and step return with the observation space (rlrun-check "
+            f"env.id={env_id} checks it); HYDRA_FULL_ERROR=1 shows the full traceback"
+        )
     if package in ALGORITHM_PACKAGES:
         return at, (
             f"the algorithm failed inside {package}: check the algo.* values against its documentation, and the "

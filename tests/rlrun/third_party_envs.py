@@ -46,7 +46,8 @@ class Endless(gym.Env[np.ndarray, int]):
 class Shaped(gym.Env[Any, int]):
     """Eight steps an episode, with the observation space given: ``scalar`` (a ``Box`` of shape ``()``), ``tuple``
     (a ``Tuple``), ``stray`` (a ``Box`` in [-1, 1] whose second value reaches 3) or ``image`` (84x84x3 uint8).
-    Reports success at an episode's end as ``info["success"]`` (Meta-World's key), always true; with ``both``,
+    ``misdeclared`` declares two values and returns three. Reports success at an episode's end as
+    ``info["success"]`` (Meta-World's key), always true; with ``both``,
     ``info["is_success"]`` too, always false."""
 
     metadata: dict[str, Any] = {"render_modes": []}
@@ -59,6 +60,7 @@ class Shaped(gym.Env[Any, int]):
             "tuple": spaces.Tuple((spaces.Discrete(3), spaces.Box(-1.0, 1.0, (2,), np.float32))),
             "stray": spaces.Box(-1.0, 1.0, (2,), np.float32),
             "image": spaces.Box(0, 255, (84, 84, 3), np.uint8),
+            "misdeclared": spaces.Box(-1.0, 1.0, (2,), np.float32),  # but three values are returned
         }[shape]
         self.action_space = spaces.Discrete(2)
         self._t = 0
@@ -70,6 +72,8 @@ class Shaped(gym.Env[Any, int]):
             return (self._t % 3, np.zeros(2, np.float32))
         if self.shape == "image":
             return np.zeros((84, 84, 3), np.uint8)
+        if self.shape == "misdeclared":
+            return np.zeros(3, np.float32)
         return np.array([0.0, 3.0 * self._t / 8], np.float32)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:

@@ -82,3 +82,13 @@ def test_env_name_separates_tasks_picked_in_env_files(tmp_path: Path) -> None:
     assert table.returncode == 0, table.stderr
     groups = sorted(row["group"] for row in csv.DictReader((runs / "table.csv").read_text().splitlines()))
     assert groups == ["shaped-a-ppo", "shaped-b-ppo"]
+
+
+def test_a_failure_from_the_envs_data_names_the_env_not_the_algorithm(tmp_path: Path) -> None:
+    from rlrun.make import gym_make
+
+    cfg = shrink(compose_config(*SHAPED, "+env.kwargs.shape=misdeclared"), steps=64)
+    with pytest.raises(ValueError) as caught:  # raised where SB3's vec env stores the observation
+        train(cfg, tmp_path)
+    _, fix = gym_make.failure_fix(caught.value, cfg.env.id)
+    assert "algo." not in fix and f"the env ({cfg.env.id}) or one of its wrappers" in fix
