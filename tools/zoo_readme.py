@@ -26,8 +26,8 @@ def is_generated(path: Path) -> bool:
 
 
 def status_of(path: Path) -> str:
-    """What docs/presets.md's table says of a preset: the Zoo's values, tuned here but not yet verified (its first comment
-    says so), or verified here."""
+    """What docs/presets.md's table says of a preset: the Zoo's values, tuned here but not yet verified (its first
+    comment says so), or verified here."""
     text = path.read_text()
     if MARKER in text:
         return ZOO

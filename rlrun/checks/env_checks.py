@@ -294,8 +294,21 @@ def goal_rewards(cfg: DictConfig, steps: int) -> Result:
         reason += f"{rewards[i]:.4g}, compute_reward {batch[i]:.4g})"
         fix = "compute step's reward with compute_reward(achieved_goal, desired_goal, info); a reward "
         fix += "wrapper (e.g. scale_reward) changes step's reward but not compute_reward's"
-        return fail(name, reason, fix)
+        return fail(name, reason + _penalty_note(rewards[bad] - batch[bad]), fix)
     return Result(name, PASS, f"a batch of {n} transitions agrees with step")
+
+
+def _penalty_note(differences: np.ndarray) -> str:
+    """When step's reward is always below compute_reward's, it looks like a penalty the env adds on purpose (an
+    action or time cost): say so, and what it means for HER (its relabelled rewards leave the penalty out)."""
+    if not np.all(differences < 0):
+        return ""
+    low, high = float(-differences.max()), float(-differences.min())
+    return (
+        f"; step's reward is lower on every one (by {low:.4g} to {high:.4g}): "
+        "this looks like a penalty the env adds on purpose (an action or time cost), which HER's relabelled "
+        "rewards leave out; if so, the env needs no change, and the run learns from goal rewards without it"
+    )
 
 
 def _non_finite(value: Any, name: str) -> str | None:

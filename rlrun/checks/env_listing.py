@@ -5,8 +5,10 @@ fit, :func:`list_envs`) and the env configs with the extras they need (:func:`li
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
@@ -19,7 +21,7 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 
 import rlrun.envs  # noqa: F401  (registers the rlrun/* ids)
 from rlrun.checks import rules
-from rlrun.make import families, models
+from rlrun.make import families, gym_make, models
 
 
 @dataclass
@@ -142,14 +144,24 @@ def describe(spec: EnvSpec, configs: dict[str, str], algos: dict[str, tuple[type
     return info
 
 
-def list_envs(all_envs: bool = False) -> list[EnvInfo]:
-    """The rlrun envs (namespace ``rlrun``), then, with ``all_envs``, every other registered env."""
-    if all_envs:  # the installed families' packages register their ids when imported
-        for extra in families.FAMILIES:
-            if families.installed(extra):
-                families.register(extra)
+def matches(env_id: str, pattern: str | None) -> bool:
+    """Whether ``env_id`` matches ``rlrun-envs --all PATTERN``: a glob (``*``, ``?``) or else a part of the id,
+    either way ignoring case; every id matches no pattern."""
+    if not pattern:
+        return True
+    if any(c in pattern for c in "*?["):
+        return fnmatch.fnmatch(env_id.lower(), pattern.lower())
+    return pattern.lower() in env_id.lower()
+
+
+def list_envs(all_envs: bool = False, pattern: str | None = None, packages: Sequence[str] = ()) -> list[EnvInfo]:
+    """The rlrun envs (namespace ``rlrun``), then, with ``all_envs``, every other registered env whose id matches
+    ``pattern`` (:func:`matches`); ``packages`` (``env.packages``) are imported first, to register their ids."""
+    gym_make.import_packages(packages)
+    if all_envs:  # the installed families' and known third-party packages register their ids when imported
+        gym_make.register_installed_families()
     specs = sorted(gym.registry.values(), key=lambda spec: spec.namespace != "rlrun")
-    specs = [spec for spec in specs if all_envs or spec.namespace == "rlrun"]
+    specs = [spec for spec in specs if (all_envs and matches(spec.id, pattern)) or spec.namespace == "rlrun"]
     configs, algos = env_configs(), algo_options()
     return [describe(spec, configs, algos) for spec in specs]
 

@@ -16,7 +16,7 @@ from typing import TypeVar
 from omegaconf import DictConfig
 from stable_baselines3.common.base_class import BaseAlgorithm
 
-from rlrun.checks import constructor, rules
+from rlrun.checks import constructor, memory, rules
 from rlrun.checks.rules import EnvFacts, raise_if
 from rlrun.config.errors import UserError
 from rlrun.make import models, native, vec_envs
@@ -40,9 +40,11 @@ def config_checks(cfg: DictConfig) -> type[BaseAlgorithm]:
 
 
 def fit_checks(cfg: DictConfig, env: EnvFacts, algo_cls: type[BaseAlgorithm]) -> str:
-    """Whether the algorithm fits the envs (after the wrappers); returns the policy for their observations (and
-    logs the note when images too small for a CNN get MlpPolicy)."""
+    """Whether the algorithm fits the envs (after the wrappers) and its replay buffer the memory, before the model
+    allocates it; returns the policy for their observations (and logs the note when images too small for a CNN get
+    MlpPolicy)."""
     raise_if(rules.fit_problems(cfg, env, algo_cls, models.uses_her(cfg)))
+    raise_if(memory.buffer_problems(cfg, env, algo_cls))
     if note := rules.small_image_note(cfg, env.observation_space):
         log.info("%s", note)
     return models.policy_for(cfg, env.observation_space)

@@ -336,6 +336,8 @@ MINIGRID_FIX = (
 def _unreadable(space: spaces.Space, where: str = "observation") -> list[tuple[str, str]]:
     """(key path, what it is) of each part of ``space`` SB3 cannot take: a Text, Sequence, Graph, Tuple or other
     space, or a Dict inside a Dict."""
+    if isinstance(space, spaces.Box) and space.shape == ():
+        return [(where, "a Box of shape () (one number: SB3's policies take vectors)")]
     if isinstance(space, SB3_OBSERVATIONS):
         return []
     if not isinstance(space, spaces.Dict):
@@ -350,6 +352,18 @@ def _unreadable(space: spaces.Space, where: str = "observation") -> list[tuple[s
     return found
 
 
+def _whole_space_fix(space: spaces.Space) -> str:
+    """The fix for an observation space SB3 cannot take as a whole: Gymnasium's ``FlattenObservation`` where it
+    can flatten the space (a scalar Box, a Tuple of flattenable spaces), else a wrapper of the user's."""
+    try:
+        flat = spaces.flatten_space(space)
+    except (NotImplementedError, ValueError, TypeError):
+        flat = None
+    if not isinstance(flat, spaces.Box):  # Sequence, Graph: no vector of a fixed size
+        return "add an observation wrapper of your own that turns it into a Box (a wrappers/ config)"
+    return "add wrappers=[flatten] (Gymnasium's FlattenObservation: one vector)"
+
+
 def observation_problems(env_id: str, space: spaces.Space) -> list[Problem]:
     """Observations SB3 cannot take (it fails deep in its vec env or policy), named by key path, with the wrapper
     that removes them: MiniGrid's observation wrappers for MiniGrid, else a wrapper that drops or flattens the key."""
@@ -361,7 +375,7 @@ def observation_problems(env_id: str, space: spaces.Space) -> list[Problem]:
     if gym_make.registering_module(env_id) == "minigrid":
         return [(problem, MINIGRID_FIX)]
     if not isinstance(space, spaces.Dict):
-        return [(problem, "add an observation wrapper of your own that turns it into a Box (a wrappers/ config)")]
+        return [(problem, _whole_space_fix(space))]
     keys = [path.split("'")[1] for path, _ in found]
     kept = [key for key in space.spaces if key not in keys]
     nested_only = all(what.startswith("a Dict") for _, what in found)

@@ -15,7 +15,7 @@ from typing import Any
 import gymnasium as gym
 from omegaconf import DictConfig
 
-from rlrun.checks import constructor, env_checks, native_agreement, resume_mode, rules
+from rlrun.checks import constructor, env_checks, episode_checks, memory, native_agreement, resume_mode, rules
 from rlrun.checks.env_checks import CHECKERS, FAIL, PASS, SKIP, Result
 from rlrun.config.errors import Problem, UserError, full_traceback_wanted, innermost_outside
 from rlrun.make import models, native, vec_envs
@@ -43,6 +43,7 @@ def algo_checks(cfg: DictConfig, env: gym.Env) -> list[Result]:
     algo_cls = models.algo_class(cfg)
     name = algo_cls.__name__
     fit = rules.fit_problems(cfg, env, algo_cls, models.uses_her(cfg)) + native.problems(cfg)
+    fit += memory.buffer_problems(cfg, rules.EnvFacts.of(env), algo_cls)  # the replay buffer fits in memory
     arguments = constructor.algo_problems(cfg, algo_cls)
     if not arguments and not fit:  # SB3 would also reject a pair that does not fit: reported once, above
         arguments = constructor.construction_problems(cfg)
@@ -101,6 +102,8 @@ def run_checks(cfg: DictConfig, with_algo: bool) -> list[Result]:
             else:
                 results.append(Result("algorithm", SKIP, "no algo= on the command line (e.g. add algo=ppo)"))
             results += _guarded("random rollout", env_checks.rollout, cfg, steps)
+            results += _guarded(episode_checks.EPISODE_ENDS, episode_checks.episode_ends, cfg, steps)
+            results += _guarded(episode_checks.BOUNDS, episode_checks.observation_bounds, cfg, steps)
             if cfg.env.vectorization == "native":  # the batched training envs against the gym ones
                 results += _guarded(native_agreement.NAME, native_agreement.agreement, cfg, steps)
     return results + ([raw] if raw else [])

@@ -21,7 +21,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from rlrun.checks import env_checks, rules
+from rlrun.checks import env_checks, episode_checks, rules
 from rlrun.checks.env_checks import FAIL, INFO, PASS, SKIP, Result
 from rlrun.checks.suite import run_checks
 from rlrun.cli import mistakes
@@ -54,8 +54,9 @@ def report(results: list[Result]) -> str:
     for r in results:
         lines.append(_wrap(f"{r.status}  {r.name}" + (f": {r.detail}" if r.detail else ""), 0, 6))
         lines += [_wrap(note, 6, 8) for note in r.notes]
-    counts = {s: sum(r.status == s for r in results) for s in (PASS, FAIL, SKIP, INFO)}
-    skipped = f", {counts[SKIP]} skipped" if counts[SKIP] else ""
+    counts = {s: sum(r.status == s for r in results) for s in (PASS, FAIL, SKIP, INFO, episode_checks.WARN)}
+    skipped = f", {counts[episode_checks.WARN]} warned" if counts[episode_checks.WARN] else ""
+    skipped += f", {counts[SKIP]} skipped" if counts[SKIP] else ""
     info = f", {counts[INFO]} for information" if counts[INFO] else ""
     return "\n".join([*lines, f"{counts[PASS]} passed, {counts[FAIL]} failed{skipped}{info}"])
 

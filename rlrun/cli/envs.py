@@ -79,7 +79,16 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="rlrun-envs", description="List the rlrun envs: spaces, limits, and the algorithms that fit."
     )
-    parser.add_argument("--all", action="store_true", help="every registered Gymnasium env, not only rlrun's")
+    parser.add_argument(
+        "--all",
+        nargs="?",
+        const="",
+        metavar="PATTERN",
+        help="every registered Gymnasium env, not only rlrun's; PATTERN keeps the ids holding it (or a glob: 'Mini*')",
+    )
+    parser.add_argument(
+        "--packages", nargs="+", default=[], metavar="MODULE", help="import these modules first (env.packages)"
+    )
     parser.add_argument("--json", action="store_true", help="a JSON list of objects instead of text")
     parser.add_argument("--configs", action="store_true", help="only the env configs, their extras and ids")
     parser.add_argument("--presets", action="store_true", help="the tuned presets (conf/tuned/), applied by pair")
@@ -91,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
         text = json.dumps([asdict(c) for c in configs], indent=2) if args.json else format_configs(configs)
     else:
         with report_user_errors("rlrun-envs"):
-            infos = list_envs(all_envs=args.all)
+            infos = list_envs(all_envs=args.all is not None, pattern=args.all, packages=args.packages)
         if args.json:
             text = json.dumps([asdict(info) for info in infos], indent=2)
         else:

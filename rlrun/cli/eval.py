@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rlrun.checks import rules
 from rlrun.config.errors import UserError, report_user_errors
-from rlrun.run.loading import CHOICES, eval_copies, load_run
+from rlrun.run.loading import CHOICES, eval_copies, load_run, success_key
 from rlrun.run.progress import episodes_word
 from rlrun.run.recording import Stopped, run_episodes
 
@@ -22,7 +22,7 @@ def _copies(args: argparse.Namespace, render_mode: str | None) -> int:
         if args.n_envs not in (None, 1):
             raise UserError(f"--n-envs {args.n_envs} with --render/--video: frames come from one copy", "drop --n-envs")
         return 1
-    return args.n_envs if args.n_envs is not None else eval_copies(args.run_dir)
+    return args.n_envs if args.n_envs is not None else min(eval_copies(args.run_dir), args.episodes)
 
 
 def _render_mode(args: argparse.Namespace) -> str | None:
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
         # a received folder (not trusted) is read from data formats only: no pickle, allow-listed _target_s
         model, env = load_run(args.run_dir, args.snapshot, render_mode, args.seed, n_envs, untrusted="data")
         try:
-            result = run_episodes(model, env, episodes, args.render, args.video)
+            result = run_episodes(model, env, episodes, args.render, args.video, success_key(args.run_dir))
         except Stopped as stop:
             print(f"rlrun-eval: {stop}; {'no video written' if args.video else 'nothing reported'}", file=sys.stderr)
             sys.exit(stop.exit_status)

@@ -29,7 +29,7 @@ def meta(cfg: DictConfig) -> dict[str, Any]:
     tuned = choices.get("tuned")
     presets = GlobalHydra.instance().config_loader().get_group_options("tuned") if tuned else []
     return {
-        "env": env_name(choices.get("env"), OmegaConf.select(cfg, "env.id", default=None)),  # run.json's env
+        "env": env_name(choices.get("env"), *(OmegaConf.select(cfg, f"env.{k}", default=None) for k in ("id", "name"))),
         "algo": choices.get("algo"),
         "preset": tuned if tuned in presets else None,  # the optional entry: only if such a file exists
         "overrides": list(hydra_cfg.overrides.task),

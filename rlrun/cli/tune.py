@@ -96,7 +96,8 @@ def make_setup(cfg: DictConfig) -> Setup:
     check_against(params, cfg)
     name = (
         cfg.tune.study
-        or f"{env_name(choices.get('env'), OmegaConf.select(cfg, 'env.id', default=None))}-{choices.get('algo')}"
+        or f"{env_name(choices.get('env'), *(OmegaConf.select(cfg, f'env.{k}', default=None) for k in ('id', 'name')))}"
+        f"-{choices.get('algo')}"
     )
     config_dirs = [
         s.path.removeprefix("file://") for s in hydra_cfg.runtime.config_sources if s.provider == "command-line"

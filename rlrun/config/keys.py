@@ -36,7 +36,7 @@ NON_TRAINING_KEYS = (
 # a run (and a sweep job) made before them keeps its hash.
 NEW_ENV_DEFAULTS: dict[str, Any] = {"extra": None, "wrappers": {}, "frame_stack": None, "threshold": None}
 # Keys inside a group that never change the trained parameters: the level tables count as solved.
-NON_TRAINING_SUBKEYS = ("env.threshold",)
+NON_TRAINING_SUBKEYS = ("env.threshold", "env.packages", "env.success_key", "env.name")
 # Overrides that also say nothing about what is trained: the config groups that pick launchers and sweepers.
 HYDRA_PREFIXES = ("hydra.", "hydra/")
 # The only overrides a resumed run accepts besides resume= itself; total_timesteps= only above the run's budget

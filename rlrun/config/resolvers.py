@@ -84,12 +84,15 @@ def id_name(env_id: str) -> str:
     return safe_name(name.lower().replace("/", "-").replace(":", "-"))
 
 
-def env_name(env_config: object, env_id: object) -> str:
-    """``<env>`` of folder names, ``run.json``'s ``env``, table groups and plot panels: the env config's name,
-    or for a config that takes any id (:func:`takes_any_id`) the id as a folder name (:func:`id_name`).
+def env_name(env_config: object, env_id: object, name: object = None) -> str:
+    """``<env>`` of folder names, ``run.json``'s ``env``, table groups and plot panels: ``env.name`` when it is
+    set (``name``; refused with :class:`UserError` when it cannot name a folder), else the env config's name, or
+    for a config that takes any id (:func:`takes_any_id`) the id as a folder name (:func:`id_name`).
 
     ``env_id`` may be None or empty (an id not given yet): the config's name is kept.
     """
+    if name is not None and str(name) != "":
+        return folder_name("env.name", name)
     config = str(env_config)
     if env_id is None or str(env_id) in ("", "???") or not takes_any_id(config):
         return config
@@ -169,13 +172,16 @@ def override_dirname(overrides: Iterable[str], named: Iterable[str] = _NAMED_GRO
     return safe_name("_".join(_override_part(o) for o in kept))
 
 
-def sweep_subdir(env: str, algo: str, overrides: Iterable[str], seed: int, env_id: str | None = None) -> str:
+def sweep_subdir(
+    env: str, algo: str, overrides: Iterable[str], seed: int, env_id: str | None = None, env_label: str | None = None
+) -> str:
     """``<env>-<algo>/<other overrides>/seed-<k>``; the middle level is omitted when empty.
 
     ``env`` is the env config's name; with ``env_id``, a config that takes any id is named after the id
-    (:func:`env_name`), and ``env.id=`` then names the first level instead of the middle one.
+    (:func:`env_name`), and ``env.id=`` then names the first level instead of the middle one; ``env_label``
+    (``env.name``) names the first level when set.
     """
-    name = env_name(env, env_id)
+    name = env_name(env, env_id, env_label)
     named = (*_NAMED_GROUPS, "env.id") if name != env else _NAMED_GROUPS
     parts = [safe_name(f"{name}-{algo}")]
     middle = override_dirname(overrides, named)
@@ -215,15 +221,15 @@ def register() -> None:
     resolvers: dict[str, tuple[Callable[..., Any], bool]] = {
         "rlrun.run_suffix": (lambda: _RUN_SUFFIX, False),
         "rlrun.sweep_dir": (sweep_dir, True),
-        "rlrun.env_name": (lambda env, env_id="": env_name(env, env_id), False),
+        "rlrun.env_name": (lambda env, env_id="", name="": env_name(env, env_id, name or None), False),
         "rlrun.part": (benchmark_part, False),
         "rlrun.commands": (usage.commands, False),  # the --help templates in conf/
         "rlrun.config_groups": (usage.config_groups, False),
         "rlrun.eval_every": (budget.eval_every, False),  # the evaluation defaults, relative to the budget
         "rlrun.final_episodes": (budget.final_episodes, False),
         "rlrun.sweep_subdir": (
-            lambda env, algo, overrides, seed, env_id="": sweep_subdir(
-                env, algo, [str(o) for o in overrides], seed, env_id or None
+            lambda env, algo, overrides, seed, env_id="", name="": sweep_subdir(
+                env, algo, [str(o) for o in overrides], seed, env_id or None, name or None
             ),
             False,
         ),

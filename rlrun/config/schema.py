@@ -39,6 +39,10 @@ class EnvConfig:
     wrappers: dict[str, Any] = field(default_factory=dict)  # the family's wrappers, applied before `wrappers`
     frame_stack: int | None = None  # stack this many observations over the vectorised env (VecFrameStack)
     threshold: float | None = None  # the score that counts as solved where the registration declares none
+    # keys that do not change training (rlrun.config.keys.NON_TRAINING_SUBKEYS); docs/envs.md, "Any env"
+    packages: list[str] = field(default_factory=list)  # modules imported before the env is made (their ids)
+    success_key: str = "is_success"  # the info key that reports success at an episode's end
+    name: str | None = None  # names run folders, run.json's env and table groups (default: the config's name)
 
 
 @dataclass

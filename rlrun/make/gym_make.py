@@ -3,21 +3,28 @@ their module prefix, and a failure while an env is made explained where it start
 
 MiniGrid, Gymnasium-Robotics and ALE register their ids when imported. Importing all of them costs about 0.4 s
 (and Gymnasium-Robotics prints a notice), so :func:`register_installed_families` runs only once an id was not
-found; it runs in every process that makes envs, subprocess env workers included, since they make their copies
-through the same function. An id still not found is matched against :data:`ID_MODULES` to name the module prefix
-(and the extra) that would register it.
+found, together with the installed packages of :data:`THIRD_PARTY` (other projects' envs); it runs in every
+process that makes envs, subprocess env workers included, since they make their copies through the same function.
+An id still not found is matched against :data:`ID_MODULES` and :data:`THIRD_PARTY_IDS` to name the module (and
+the extra) that would register it, and against the registered ids to name the closest. ``env.packages`` names
+modules to import before any env is made (:func:`import_packages`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import difflib
 import importlib
 import io
 import sys
+import traceback
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 
-from rlrun.config.errors import in_standard_library, innermost_outside
+import gymnasium as gym
+
+from rlrun.config.errors import UserError, in_standard_library, innermost_outside
 from rlrun.make import families
 
 # The start of an id (or its namespace) -> the module whose import registers it, for ids not found.
@@ -35,18 +42,60 @@ ID_MODULES = {
 }
 
 
+# Env packages of other projects that register their ids when imported, tried (when installed) once an id was not
+# found, after the families' modules: one documented list (docs/envs.md, "Any env"), extended as users ask.
+THIRD_PARTY = (
+    "highway_env",
+    "panda_gym",
+    "miniworld",
+    "mo_gymnasium",
+    "safety_gymnasium",
+    "metaworld",
+    "gym_pybullet_drones",
+    "flappy_bird_gymnasium",
+    "shimmy",
+)
+# The start of an id of a third-party package -> that package, to name it when the id is not found.
+THIRD_PARTY_IDS = {
+    **{start: "highway_env" for start in ("highway", "merge-", "roundabout-", "parking", "intersection-")},
+    **{start: "highway_env" for start in ("racetrack-", "u-turn-", "exit-", "two-way-", "lane-keeping-")},
+    "Panda": "panda_gym",
+    "MiniWorld-": "miniworld",
+    "mo-": "mo_gymnasium",
+    "Safety": "safety_gymnasium",
+    "Meta-World/": "metaworld",
+    "FlappyBird-": "flappy_bird_gymnasium",
+}
+
+
+def import_packages(packages: Sequence[str]) -> None:
+    """Import each module of ``env.packages`` (RL Zoo's ``--gym-packages``), so the ids it registers can be made;
+    a module that cannot be imported is a :class:`UserError` naming it."""
+    for package in packages:
+        try:
+            importlib.import_module(package)
+        except Exception as error:
+            raise UserError(
+                f"env.packages: {package!r} cannot be imported ({type(error).__name__}: {error})",
+                f"install the package that provides {package}, or fix its name in env.packages=[...]",
+            ) from None
+
+
+# Where SB3 stores what the envs return: a failure raised there is the env's data, not the algorithm's settings.
+VEC_ENV_FILES = "stable_baselines3/common/vec_env/"
 # Where a failure is the algorithm's rather than the env's.
 ALGORITHM_PACKAGES = ("stable_baselines3", "sb3_contrib", "torch")
 
 
 def register_installed_families() -> list[str]:
-    """Import the registering module of every installed family not imported yet; returns those imported.
+    """Import the registering module of every installed family, then every installed package of
+    :data:`THIRD_PARTY`, not imported yet; returns those imported.
 
     Their notices (warnings, Gymnasium-Robotics' message on stderr) are silenced: the user asked for one env.
     """
     imported = []
-    for family in families.FAMILIES.values():
-        module = family.registers
+    modules = [family.registers for family in families.FAMILIES.values()] + list(THIRD_PARTY)
+    for module in modules:
         if module is None or module in sys.modules or families.missing_modules((module,)):
             continue
         with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
@@ -62,15 +111,30 @@ def register_installed_families() -> list[str]:
 def registering_module(env_id: str) -> str | None:
     """The module whose import would register ``env_id`` (by the start of the id), if one is known."""
     name = env_id.partition(":")[2] or env_id
-    return next((module for start, module in ID_MODULES.items() if name.startswith(start)), None)
+    starts = {**ID_MODULES, **THIRD_PARTY_IDS}
+    return next((module for start, module in starts.items() if name.startswith(start)), None)
+
+
+def closest_ids(env_id: str, n: int = 3) -> list[str]:
+    """The registered ids nearest ``env_id`` in spelling (module prefix dropped), nearest first."""
+    name = env_id.partition(":")[2] or env_id
+    return difflib.get_close_matches(name, list(gym.registry), n=n, cutoff=0.6)
 
 
 def unknown_id_fix(env_id: str) -> str:
-    """How to find an id that no installed package registers: its module prefix or extra, or the listing."""
+    """How to find an id that no installed package registers: its module prefix or extra, the closest registered
+    ids, or the packages that could register it."""
     module = registering_module(env_id)
     family = next((f for f in families.FAMILIES.values() if module and f.registers == module), None)
     if module is None or family is None:
-        return "list the registered ids with `rlrun-envs --all`; a module of your own is env.id=mypkg:MyEnv-v0"
+        close = closest_ids(env_id)
+        nearest = f"did you mean {', '.join(close)}? " if close else ""
+        could = f"{module} registers ids like it: " if module else ""
+        could += "" if module is None or families.missing_modules((module,)) else "it is installed, "
+        return (
+            f"{nearest}{could}name the module that registers it in env.packages=[mypkg] (or env.id=mypkg:Id); "
+            "list the registered ids with `rlrun-envs --all PATTERN`"
+        )
     if families.missing_modules((module,)):
         return f"{module} registers it: install it with {families.install_command(family.extra)}"
     name = env_id.partition(":")[2] or env_id
@@ -84,6 +148,12 @@ def installed_package(path: str) -> str | None:
         if part in ("site-packages", "dist-packages"):
             return parts[i + 1].removesuffix(".py")
     return None
+
+
+def _in_vec_env(error: BaseException) -> bool:
+    """Whether ``error`` was raised in SB3's vec env, where it stores what the env returned (the env's data)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    return bool(frames) and VEC_ENV_FILES in Path(frames[-1].filename).as_posix()
 
 
 def failure_fix(error: BaseException, env_id: str) -> tuple[str, str]:
@@ -103,6 +173,12 @@ def failure_fix(error: BaseException, env_id: str) -> tuple[str, str]:
     at = f" (raised at {where})"
     if package is None:
         return at, f"fix the env's code at {where} (HYDRA_FULL_ERROR=1 shows the full traceback)"
+    if package in ALGORITHM_PACKAGES and _in_vec_env(error):
+        return at, (
+            f"the env ({env_id}) or one of its wrappers gave SB3's vec env an observation, reward or flag that its "
+            f"spaces do not declare: compare what reset and step return with the observation space (rlrun-check "
+            f"env.id={env_id} checks it); HYDRA_FULL_ERROR=1 shows the full traceback"
+        )
     if package in ALGORITHM_PACKAGES:
         return at, (
             f"the algorithm failed inside {package}: check the algo.* values against its documentation, and the "

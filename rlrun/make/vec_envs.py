@@ -29,7 +29,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv,
 import rlrun.envs  # noqa: F401  (registers rlrun/* ids, also in subprocess workers that unpickle this module)
 from rlrun.config.errors import UserError
 from rlrun.config.upgrade import load_pickle
-from rlrun.make import families, gym_make, native
+from rlrun.make import episode_cap, families, gym_make, native
 from rlrun.make.nan import CheckNan
 
 Wrapper = Callable[[gym.Env], gym.Env]
@@ -85,10 +85,28 @@ def _gym_make(env_id: str, max_episode_steps: int | None, render_mode: str | Non
         raise UserError(f"env.id={env_id!r} failed while being made: {reason}{at}", fix) from error
 
 
-def _env_factory(cfg: DictConfig, render_mode: str | None) -> Callable[[], gym.Env]:
+def _make_copy(
+    env_id: str,
+    max_episode_steps: int | None,
+    render_mode: str | None,
+    kwargs: dict[str, Any],
+    evaluation: bool = False,
+    packages: tuple[str, ...] = (),
+) -> gym.Env:
+    """One raw env copy, once ``env.packages`` are imported (here: subprocess workers import them too); an
+    evaluation copy of an env without a time limit is capped (:mod:`rlrun.make.episode_cap`)."""
+    gym_make.import_packages(packages)
+    env = _gym_make(env_id, max_episode_steps, render_mode, **kwargs)
+    return episode_cap.capped_for_evaluation(env) if evaluation else env
+
+
+def _env_factory(cfg: DictConfig, render_mode: str | None, evaluation: bool = False) -> Callable[[], gym.Env]:
     """Makes one raw env copy: ``gym.make`` with the config's id, episode limit and ``env.kwargs``."""
     kwargs = cast(dict[str, Any], OmegaConf.to_container(cfg.env.kwargs, resolve=True))
-    return functools.partial(_gym_make, cfg.env.id, cfg.env.max_episode_steps, render_mode, **kwargs)
+    packages = tuple(cfg.env.get("packages") or ())  # runs made before the key have none
+    return functools.partial(
+        _make_copy, cfg.env.id, cfg.env.max_episode_steps, render_mode, kwargs, evaluation, packages
+    )
 
 
 def make_wrappers(wrappers_cfg: DictConfig | dict[str, Any], key: str = "wrappers") -> list[tuple[str, Wrapper]]:
@@ -147,11 +165,19 @@ def make_env(cfg: DictConfig, render_mode: str | None = None) -> gym.Env:
     return apply_wrappers(Monitor(_env_factory(cfg, render_mode)()), wrappers)
 
 
-def make_vec(cfg: DictConfig, n_envs: int, seed: int, vec_env: str = "dummy", render_mode: str | None = None) -> VecEnv:
+def make_vec(
+    cfg: DictConfig,
+    n_envs: int,
+    seed: int,
+    vec_env: str = "dummy",
+    render_mode: str | None = None,
+    evaluation: bool = False,
+) -> VecEnv:
     """``n_envs`` copies seeded ``seed + i``, vectorised (SB3's ``make_vec_env`` seeds and monitors), the
-    last ``env.frame_stack`` observations stacked when it is set."""
+    last ``env.frame_stack`` observations stacked when it is set; ``evaluation``: episodes capped where the env
+    has no time limit."""
     wrappers = env_wrappers(cfg)
-    factory = _env_factory(cfg, render_mode)
+    factory = _env_factory(cfg, render_mode, evaluation)
     if vec_env == "subproc":  # workers ignore Ctrl-C and SIGTERM: the main process decides (rlrun.run.interrupts)
         factory = functools.partial(ignore_stop_signals, factory)
     venv = make_vec_env(
@@ -258,8 +284,15 @@ def make_eval_env(
 
     ``normalizer``: saved VecNormalize statistics to evaluate with (a finished run or a snapshot).
     """
-    venv = make_vec(cfg, n_envs, eval_seed(cfg.seed) if seed is None else seed, render_mode=render_mode)
+    seed = eval_seed(cfg.seed) if seed is None else seed
+    venv = make_vec(cfg, n_envs, seed, render_mode=render_mode, evaluation=True)
     return _normalized(cfg, venv, normalizer, training=False)
+
+
+def eval_copies(cfg: DictConfig) -> int:
+    """How many eval copies a run makes: ``eval.n_envs``, but no more than the episodes of its largest
+    evaluation (a copy without an episode to run would only cost the time to make and reset it)."""
+    return max(1, min(int(cfg.eval.n_envs), max(int(cfg.eval.episodes), int(cfg.eval.final_episodes))))
 
 
 def ignore_stop_signals(make_env: Callable[..., Any], **kwargs: Any) -> Any:

@@ -5,8 +5,9 @@ per step), with the episodes shared out among the copies as SB3's ``evaluate_pol
 results do not favour short episodes. Returns are the raw env's (``Monitor`` sits under the family's
 wrappers and the user's), so they compare across wrapper stacks; under SB3's ``AtariWrapper`` they are whole
 games' unclipped scores, though training sees clipped rewards and a lost life as an episode's end. Success is
-``info["is_success"]`` at the end of an episode (goal envs, Fetch). Periodic results go to TensorBoard
-(``eval/*``) and to ``eval.csv``.
+``info[env.success_key]`` at the end of an episode (default ``is_success``: goal envs, Fetch; ``success`` for
+Meta-World-style envs), else ``is_success``; an env that reports neither has no success rate, said once per
+run. Periodic results go to TensorBoard (``eval/*``) and to ``eval.csv``.
 
 ``eval.deterministic=false`` samples the actions instead, as RL Zoo evaluates MiniGrid and Atari: from torch's
 and numpy's generators forked and seeded for that evaluation, so an evaluation repeats exactly and leaves the
@@ -16,6 +17,7 @@ random streams training draws from as they were.
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -29,18 +31,27 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.evaluation import evaluate_policy
 from stable_baselines3.common.vec_env import VecEnv, unwrap_vec_normalize
 
+from rlrun.make import episode_cap
 from rlrun.make.nan import NonFiniteValue
 from rlrun.record import formats
 from rlrun.record.formats import EVAL_CSV_HEADER
 
+log = logging.getLogger("rlrun")
+
+
+class EvaluationStopped(Exception):
+    """A stop signal came during an evaluation: it ends there, and its episodes are not reported."""
+
 
 @dataclass
 class EvalResult:
-    """Per-episode returns, lengths and (when the env reports it) success."""
+    """Per-episode returns, lengths and (when the env reports it) success; ``capped``: the episodes cut at
+    :data:`rlrun.make.episode_cap.EVAL_MAX_EPISODE_STEPS` (an env without a time limit)."""
 
     returns: list[float]
     lengths: list[int]
     successes: list[bool] = field(default_factory=list)
+    capped: int = 0
 
     @property
     def mean_return(self) -> float:
@@ -63,6 +74,7 @@ class EvalResult:
             "success_rate": self.success_rate,
             "episodes": len(self.returns),
             "returns": [float(r) for r in self.returns],
+            "capped": self.capped,
         }
 
 
@@ -85,24 +97,35 @@ def evaluate(
     episodes: int,
     on_step: Callable[[dict, dict], None] | None = None,
     sample_seed: int | None = None,
+    stop: Callable[[], bool] | None = None,
+    success_key: str = "is_success",
 ) -> EvalResult:
     """Run ``episodes`` episodes on all copies of ``env`` at once: with the deterministic policy, or with
     actions sampled from it under ``sample_seed`` (see the module's docstring).
 
     Copy i runs ``(episodes + i) // env.num_envs`` of them (SB3's ``evaluate_policy``); returns,
     lengths and successes are listed in the order the episodes end. ``on_step`` is called after
-    every step of every copy still counting (SB3's ``evaluate_policy`` callback), e.g. to render.
+    every step of every copy still counting (SB3's ``evaluate_policy`` callback), e.g. to render. ``stop``
+    (a stop signal came) is asked after every step: :class:`EvaluationStopped` ends the evaluation there.
+    Success is ``info[success_key]`` (``env.success_key``) at an episode's end, else ``info["is_success"]``.
     """
     successes: list[bool] = []
+    capped = 0
 
     def record_success(locals_: dict[str, Any], globals_: dict[str, Any]) -> None:
+        nonlocal capped
         info = locals_["info"]
         # the episodes evaluate_policy counts: with Monitor, only the real ends (info["episode"])
         counted = "episode" in info or not locals_["is_monitor_wrapped"]
-        if locals_["done"] and counted and "is_success" in info:
-            successes.append(bool(info["is_success"]))
+        key = success_key if success_key in info else "is_success"
+        if locals_["done"] and counted and key in info:
+            successes.append(bool(info[key]))
+        if locals_["done"] and counted and info.get(episode_cap.CAPPED):
+            capped += 1
         if on_step is not None:
             on_step(locals_, globals_)
+        if stop is not None and stop():
+            raise EvaluationStopped
 
     with contextlib.nullcontext() if sample_seed is None else _sampling(sample_seed):
         returns, lengths = evaluate_policy(
@@ -114,7 +137,7 @@ def evaluate(
             callback=record_success,
             warn=False,
         )
-    return EvalResult(list(map(float, returns)), list(map(int, lengths)), successes)  # type: ignore[arg-type]
+    return EvalResult(list(map(float, returns)), list(map(int, lengths)), successes, capped)  # type: ignore[arg-type]
 
 
 def refuse_non_finite(result: EvalResult, model: BaseAlgorithm) -> None:
@@ -161,9 +184,17 @@ class PeriodicEvaluation(BaseCallback):
     """
 
     def __init__(
-        self, eval_env: VecEnv, every: int, episodes: int, csv_path: Path, sample_seed: int | None = None
+        self,
+        eval_env: VecEnv,
+        every: int,
+        episodes: int,
+        csv_path: Path,
+        sample_seed: int | None = None,
+        success_key: str = "is_success",
     ) -> None:
         super().__init__()
+        self.success_key = success_key
+        self.no_success_said = False
         self.sample_seed = sample_seed
         self.eval_env = eval_env
         self.every = every
@@ -176,6 +207,7 @@ class PeriodicEvaluation(BaseCallback):
         self.eval_s = 0.0  # seconds of wall() spent evaluating (run.json's eval_s)
         self.on_result: Callable[[int, EvalResult], None] | None = None  # told each result, e.g. to print it
         self.started = time.perf_counter()
+        self.stopping: Callable[[], bool] = lambda: False  # a stop signal came (set by the run)
 
     def wall(self) -> float:
         """Seconds of training so far, across resumes."""
@@ -193,7 +225,8 @@ class PeriodicEvaluation(BaseCallback):
         if self.num_timesteps >= self.next_eval:
             while self.next_eval <= self.num_timesteps:
                 self.next_eval += self.every
-            self.run_evaluation()
+            with contextlib.suppress(EvaluationStopped):  # not reported; the run stops at the next boundary
+                self.run_evaluation()
         return True
 
     def seed_now(self) -> int | None:
@@ -204,7 +237,10 @@ class PeriodicEvaluation(BaseCallback):
         """Evaluate now, log the result and append it to ``eval.csv``."""
         started = time.perf_counter()
         sync_normalization(self.training_env, self.eval_env)
-        result = evaluate(self.model, self.eval_env, self.episodes, sample_seed=self.seed_now())
+        seed, key = self.seed_now(), self.success_key
+        result = evaluate(
+            self.model, self.eval_env, self.episodes, sample_seed=seed, stop=self.stopping, success_key=key
+        )
         self.eval_s += time.perf_counter() - started
         refuse_non_finite(result, self.model)
         self.best_mean_return = max(self.best_mean_return, result.mean_return)
@@ -213,6 +249,11 @@ class PeriodicEvaluation(BaseCallback):
         self.logger.record("eval/mean_ep_length", float(np.mean(result.lengths)))
         if result.success_rate is not None:
             self.logger.record("eval/success_rate", result.success_rate)
+        elif not self.no_success_said:
+            self.no_success_said = True
+            log.info("the env reports no success (info[%r] or info['is_success']): no success rate", self.success_key)
+        if result.capped:
+            self.logger.record("eval/capped_episodes", result.capped)
         self.logger.dump(self.num_timesteps)
         success = "" if result.success_rate is None else repr(result.success_rate)
         wall = self.wall()

@@ -141,3 +141,8 @@ def _as_data(run_dir: Path, cfg: DictConfig, refusal: UserError) -> DictConfig:
 def eval_copies(run_dir: Path) -> int:
     """The run's ``eval.n_envs`` (for runs written before the key, the one copy they evaluated on)."""
     return int(_run_config(run_dir).eval.n_envs)
+
+
+def success_key(run_dir: Path) -> str:
+    """The run's ``env.success_key`` (``is_success`` for runs written before the key)."""
+    return str(_run_config(run_dir).env.get("success_key", "is_success"))

@@ -170,6 +170,7 @@ def run_episodes(
     episodes: int,
     render: str | None,
     video: Path | None,
+    success_key: str = "is_success",
     say: Callable[[str], None] = _say,
     progress_s: float = PROGRESS_S,
 ) -> EvalResult:
@@ -181,7 +182,7 @@ def run_episodes(
     stop = _StopOnSignal()
     try:
         with handling(stop):
-            return _episodes(model, env, episodes, base, video, say, progress_s)
+            return _episodes(model, env, episodes, base, video, say, progress_s, success_key)
     except Exception as error:
         if stop.received is None or isinstance(error, Stopped):
             raise
@@ -196,6 +197,7 @@ def _episodes(
     video: Path | None,
     say: Callable[[str], None],
     progress_s: float,
+    success_key: str,
 ) -> EvalResult:
     fps = int(base.metadata.get("render_fps") or 30) if base is not None else 30
     with video_file(video, fps, say) if video else contextlib.nullcontext() as sink:
@@ -210,4 +212,4 @@ def _episodes(
                     print(frame)
             progress.step(locals_, None if sink is None else sink.frames)
 
-        return evaluate(model, env, episodes, on_step=on_step)
+        return evaluate(model, env, episodes, on_step=on_step, success_key=success_key)

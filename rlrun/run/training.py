@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import sys
 import time
 import warnings
@@ -36,7 +37,7 @@ from rlrun.record.formats import remove_partial_writes, write_failure, writing
 from rlrun.record.lock import claim
 from rlrun.record.run_record import RunRecord
 from rlrun.run import banner, continuation, progress, resume_order, resume_state, snapshots
-from rlrun.run.evaluation import PeriodicEvaluation, evaluate, refuse_non_finite, sync_normalization
+from rlrun.run.evaluation import EvaluationStopped, PeriodicEvaluation, evaluate, refuse_non_finite, sync_normalization
 from rlrun.run.heartbeat import KeepRecordCurrent
 from rlrun.run.interrupts import InterruptCallback, LearningStopped, RunInterrupted, StoppableCallbacks
 from rlrun.startup import gc_pause
@@ -163,7 +164,8 @@ def _envs(cfg: DictConfig, statistics: Path | None) -> tuple[VecEnv, VecEnv]:
     """The training envs (continuing from saved VecNormalize ``statistics``, if any) and the evaluation copies."""
     train_env = preflight.built_envs(cfg, lambda: vec_envs.make_train_env(cfg, statistics))  # names a Text subspace
     try:
-        return train_env, preflight.built_envs(cfg, lambda: vec_envs.make_eval_env(cfg, n_envs=cfg.eval.n_envs))
+        copies = vec_envs.eval_copies(cfg)  # no more than the episodes asked for
+        return train_env, preflight.built_envs(cfg, lambda: vec_envs.make_eval_env(cfg, n_envs=copies))
     except BaseException:
         train_env.close()
         raise
@@ -211,7 +213,10 @@ def _run(
     so_far: list[Callable[[], dict[str, Any]]] = []  # run.json's steps and seconds so far, once there are any
     try:
         sample_seed = None if cfg.eval.deterministic else cfg.seed
-        evaluator = PeriodicEvaluation(eval_env, cfg.eval.every, cfg.eval.episodes, run_dir / "eval.csv", sample_seed)
+        success_key = cfg.env.get("success_key", "is_success")  # runs made before the key have none
+        evaluator = PeriodicEvaluation(
+            eval_env, cfg.eval.every, cfg.eval.episodes, run_dir / "eval.csv", sample_seed, success_key
+        )
         model, first = model_for(evaluator)
         exact = record.data.get("resume_mode") != "restart_episodes"  # snapshots hold the envs themselves
         so_far.append(lambda: {**RunRecord.counts(model.num_timesteps, evaluator.wall()), "eval_s": _eval_s(evaluator)})
@@ -228,6 +233,7 @@ def _run(
             resumed_from=snapshot,
         )
         interrupts = InterruptCallback(snapshotter.snapshot)
+        evaluator.stopping = lambda: interrupts.received is not None  # an evaluation ends at a stop signal
         with interrupts.installed():  # through the final evaluation: a signal then lets the run complete
             with contextlib.suppress(LearningStopped):  # how a stop signal ends ARS, which ignores a callback's False
                 model.learn(
@@ -240,7 +246,11 @@ def _run(
                 record.finish("interrupted", eval_s=_eval_s(evaluator))
                 raise RunInterrupted(interrupts.received, str(run_dir))
             snapshotter.snapshot()  # the final state, before the final evaluation: a continuation starts from it
-            return _complete(cfg, run_dir, record, model, (train_env, eval_env), evaluator, shown)
+            try:
+                return _complete(cfg, run_dir, record, model, (train_env, eval_env), evaluator, shown)
+            except EvaluationStopped:  # trained, not evaluated: resume= does the final evaluation
+                record.finish("interrupted")
+                raise RunInterrupted(interrupts.received or signal.SIGINT, str(run_dir)) from None
     except RunInterrupted:
         raise
     except KeyboardInterrupt:  # a third signal, or one outside training: resumable from the last snapshot
@@ -268,14 +278,19 @@ def _complete(
     shown: progress.Progress,
 ) -> dict[str, Any]:
     """Training is over: the final evaluation (with the final VecNormalize statistics), the final model, and
-    run.json completed with the steps and seconds of the whole run (``eval_s``: those spent evaluating)."""
+    run.json completed with the steps and seconds of the whole run (``eval_s``: those spent evaluating). A stop
+    signal ends the final evaluation with :class:`EvaluationStopped`."""
     train_env, eval_env = envs
     record.progress(model.num_timesteps, evaluator.wall())
     sync_normalization(train_env, eval_env)  # the final statistics, not the last evaluation's
     sample_seed = None if cfg.eval.deterministic else cfg.seed + model.num_timesteps  # as PeriodicEvaluation's
     shown.final_started(cfg.eval.final_episodes, eval_env.num_envs)
     started = time.perf_counter()
-    final = evaluate(model, eval_env, cfg.eval.final_episodes, sample_seed=sample_seed)
+    success_key = cfg.env.get("success_key", "is_success")
+    final = evaluate(
+        model, eval_env, cfg.eval.final_episodes, sample_seed=sample_seed, stop=evaluator.stopping,
+        success_key=success_key,
+    )  # fmt: skip
     evaluator.eval_s += time.perf_counter() - started
     refuse_non_finite(final, model)
     shown.final_done(final, time.perf_counter() - started)

@@ -90,7 +90,8 @@ class RlrunSweeper(BasicSweeper):
         composed = templates.config(overrides)
         task, choices = composed.task, composed.choices
         env_id = OmegaConf.select(task, "env.id", default=None)  # names the folder with env=gym and family configs
-        folder = sweep_subdir(str(choices.get("env")), str(choices.get("algo")), overrides, task.seed, env_id)
+        label = OmegaConf.select(task, "env.name", default=None)  # env.name names the first level
+        folder = sweep_subdir(str(choices.get("env")), str(choices.get("algo")), overrides, task.seed, env_id, label)
         task, _ = fit_to_budget(task, overrides)  # as the job's run will: its planned hash is the one it records
         return Job(overrides, folder, sweep_dir / folder, config_hash(task), config=task)
 

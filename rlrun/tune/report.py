@@ -146,7 +146,8 @@ def validate(setup: Setup, best: optuna.trial.FrozenTrial) -> Path | None:
     if not all(done):
         log.warning("no table: a side of the comparison has no completed run")
         return None
-    pair = f"{env_name(setup.env, OmegaConf.select(setup.base, 'env.id', default=None))}-{setup.algo}"  # as run.json's
+    name = env_name(setup.env, *(OmegaConf.select(setup.base, f"env.{k}", default=None) for k in ("id", "name")))
+    pair = f"{name}-{setup.algo}"  # as run.json's
     compare: tuple[str, str] | None = (" ".join([pair, *tuned]), pair)  # DESIGN.md, "Tables": group names
     if done[0][0]["config_hash"] == done[1][0]["config_hash"]:
         log.info("the best values are the starting point's: one group, nothing to compare")

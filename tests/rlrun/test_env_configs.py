@@ -295,6 +295,8 @@ def test_the_env_page_table_matches_the_env_configs() -> None:
 
 
 def test_the_env_page_names_the_install_command_of_every_family() -> None:
-    section = (ROOT / "docs" / "envs.md").read_text().split("## Env configs and their extras", 1)[1].split("\n## ", 1)[0]
+    section = (
+        (ROOT / "docs" / "envs.md").read_text().split("## Env configs and their extras", 1)[1].split("\n## ", 1)[0]
+    )
     assert 'pip install -e ".[envs]"' in section and '"rlrun[envs]"' in section
     assert all(f'"rlrun[{extra}]"' in section for extra in families.FAMILIES)

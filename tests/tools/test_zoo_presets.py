@@ -1,6 +1,6 @@
 """The RL Zoo preset converter (tools/zoo_presets.py): the committed presets are what it writes from the installed
-rl_zoo3, each composes with its env and algo configs and passes rlrun's config checks, docs/presets.md's table marks each
-preset, and the conversion of single values (schedules, Python strings, normalisation, action noise)."""
+rl_zoo3, each composes with its env and algo configs and passes rlrun's config checks, docs/presets.md's table
+marks each preset, and the conversion of single values (schedules, Python strings, normalisation, action noise)."""
 
 from __future__ import annotations
 

@@ -111,7 +111,7 @@ def test_console_script_passes_from_another_directory_and_writes_nothing(tmp_pat
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.startswith("rlrun-check: env=gridworld (rlrun/GridWorld-v0), algo=ppo, seed=0\n")
     assert "PASS  PPO fits rlrun/GridWorld-v0" in result.stdout
-    assert result.stdout.rstrip().endswith("8 passed, 0 failed, 1 skipped")
+    assert result.stdout.rstrip().endswith("10 passed, 0 failed, 1 skipped")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -130,7 +130,7 @@ def test_broken_env_by_module_exits_1(tmp_path: Path) -> None:
     result = run(["env=gym", BROKEN.format("NaNReward"), "steps=100"], tmp_path)
     assert result.returncode == 1
     assert re.search(r"^FAIL  random rollout: step \d+: rewards contain NaN", result.stdout, re.MULTILINE)
-    assert result.stdout.rstrip().endswith("4 passed, 1 failed, 2 skipped")
+    assert result.stdout.rstrip().endswith("6 passed, 1 failed, 2 skipped")
 
 
 def test_sim_render_ansi_from_the_command_line(tmp_path: Path) -> None:

@@ -1,0 +1,72 @@
+"""Evaluation never waits for an episode that does not end.
+
+An env registered without a time limit (``max_episode_steps``) may never end an episode: a board game where an
+illegal move changes nothing loops for ever under a deterministic policy. Evaluation copies of such an env are
+capped at :data:`EVAL_MAX_EPISODE_STEPS` steps (one warning per process names ``env.max_episode_steps``, which
+sets the limit for training and evaluation alike). An episode cut there ends truncated, as Gymnasium's
+``TimeLimit`` ends it, and carries ``info["capped"]`` so evaluation counts it: ``run.json``'s ``final.capped``
+for the final evaluation, TensorBoard's ``eval/capped_episodes`` for the periodic ones (``eval.csv`` keeps its
+columns, so older readers and resumed runs of older versions read it unchanged). Training copies are not
+capped: the run's budget bounds them.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+
+log = logging.getLogger("rlrun")
+
+# Steps after which evaluation ends an episode of an env that declares no time limit (Gymnasium's usual limit).
+EVAL_MAX_EPISODE_STEPS = 1000
+# The info key marking an episode that evaluation cut at EVAL_MAX_EPISODE_STEPS.
+CAPPED = "capped"
+
+
+class CapEpisode(gym.Wrapper):
+    """Ends an episode, truncated, after ``max_steps`` steps, as Gymnasium's ``TimeLimit`` does, and marks the
+    step where it cut the episode (``info["capped"]``)."""
+
+    def __init__(self, env: gym.Env, max_steps: int) -> None:
+        super().__init__(env)
+        self.max_steps = max_steps
+        self.steps = 0
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        """The env's reset; the step count starts again."""
+        self.steps = 0
+        return self.env.reset(**kwargs)
+
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        """The env's step; truncated at the cap unless the env ended the episode itself."""
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self.steps += 1
+        if self.steps >= self.max_steps and not (terminated or truncated):
+            truncated, info = True, {**info, CAPPED: True}
+        return obs, reward, terminated, truncated, info
+
+
+def has_time_limit(env: gym.Env) -> bool:
+    """Whether ``env`` (as ``gym.make`` made it) ends its episodes at a step limit of its registration or config."""
+    return env.spec is not None and env.spec.max_episode_steps is not None
+
+
+def capped_for_evaluation(env: gym.Env) -> gym.Env:
+    """``env`` itself when it has a time limit, else under :class:`CapEpisode` (warned once per id)."""
+    if has_time_limit(env):
+        return env
+    _warn(env.spec.id if env.spec is not None else type(env.unwrapped).__name__)
+    return CapEpisode(env, EVAL_MAX_EPISODE_STEPS)
+
+
+@functools.cache
+def _warn(env_id: str) -> None:
+    log.warning(
+        "warning: %s declares no time limit: evaluation ends its episodes after %d steps (counted as truncated, "
+        "and in run.json's final.capped)\n  fix: set env.max_episode_steps=N to the length an episode may have",
+        env_id,
+        EVAL_MAX_EPISODE_STEPS,
+    )
