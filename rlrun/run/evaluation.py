@@ -251,7 +251,8 @@ class PeriodicEvaluation(BaseCallback):
             self.logger.record("eval/success_rate", result.success_rate)
         elif not self.no_success_said:
             self.no_success_said = True
-            log.info("the env reports no success (info[%r] or info['is_success']): no success rate", self.success_key)
+            keys = " or ".join(f"info[{key!r}]" for key in dict.fromkeys((self.success_key, "is_success")))
+            log.info("the env reports no success (%s): no success rate", keys)
         if result.capped:
             self.logger.record("eval/capped_episodes", result.capped)
         self.logger.dump(self.num_timesteps)

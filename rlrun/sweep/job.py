@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from omegaconf import DictConfig
 
 from rlrun.config.errors import UserError
+from rlrun.record import logs
 from rlrun.record.formats import WriteFailed
 from rlrun.record.lock import FolderInUse
 from rlrun.sweep import orphans
@@ -203,8 +204,9 @@ def run_job(
             return None
         # the sweep's decision, taken in its own process; a job told to train whose folder already holds a
         # run is this launch's own earlier attempt, requeued by its scheduler (submitit), and continues it
-        meta = {**meta, "tracking_group": str(sweep_dir / GROUP_FILE)}  # the sweep's tracked run, if it has one
-        with _stopped_with_the_sweep(sweep_dir):
+        meta = {**meta, "tracking_group": str(sweep_dir / GROUP_FILE), "multirun": True}  # the sweep's tracked run
+        # the job's lines go to its own rlrun.log; the sweep's console gets its warnings and the sweep's own lines
+        with _stopped_with_the_sweep(sweep_dir), logs.to_log_files(("rlrun",)):
             if decision == RESUME or (decision in (TRAIN, RERUN) and (run_dir / "run.json").is_file()):
                 final = training.resume(run_dir, cfg.progress_bar, meta)
             else:
