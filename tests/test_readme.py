@@ -1,0 +1,80 @@
+"""README.md is the front door: at most 150 lines, and every command of its tour is run here, in a folder of its own,
+with its documented output compared with the real one (numbers, run stamps and absolute paths aside; ``...`` stands
+for lines the README leaves out).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+
+
+def console_blocks(text: str) -> list[list[tuple[str, list[str]]]]:
+    """Each ```console block of ``text``: its commands (``$ ...``) with the output lines shown under each."""
+    blocks = []
+    for body in re.findall(r"```console\n(.*?)```", text, re.S):
+        commands: list[tuple[str, list[str]]] = []
+        for line in body.splitlines():
+            if line.startswith("$ "):
+                commands.append((line[2:], []))
+            else:
+                commands[-1][1].append(line)
+        blocks.append(commands)
+    return blocks
+
+
+def shape(line: str) -> str:
+    """A line with what changes from run to run made constant: absolute paths, run stamps and numbers."""
+    line = re.sub(r"/\S*?/(conf|outputs)/", r"<dir>/\1/", line)
+    line = re.sub(r"\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d-\w{4}", "<stamp>", line)
+    return re.sub(r"\d[\d,.]*", "#", line)
+
+
+def matches(documented: list[str], real: list[str]) -> bool:
+    """Whether the documented lines are the real ones in order, ``...`` standing for any number of lines."""
+    pattern = "".join(".*?\n" if line == "..." else re.escape(shape(line) + "\n") for line in documented)
+    return re.fullmatch(pattern, "".join(shape(line) + "\n" for line in real), re.S) is not None
+
+
+def test_the_readme_is_short_and_its_tour_is_there() -> None:
+    text = README.read_text()
+    assert len(text.splitlines()) <= 150
+    commands = [command for block in console_blocks(text) for command, _ in block]
+    assert len(commands) == 7 and commands[0] == "python -m rlrun"
+    assert 'pip install torch==2.13.0 -e ".[test]"' in text and "\npytest\n" in text  # the two set-up commands
+
+
+def test_every_command_of_the_readme_prints_what_the_readme_shows(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # this install's console scripts
+    for block in console_blocks(README.read_text()):
+        for command, documented in block:
+            runs = sorted((tmp_path / "outputs" / "runs" / "cartpole-ppo").glob("*"))
+            argv = command.replace(
+                "outputs/runs/cartpole-ppo/<stamp>", str(runs[-1].relative_to(tmp_path)) if runs else "<stamp>"
+            )
+            argv = re.sub(r"^python ", f"{sys.executable} ", argv)
+            done = subprocess.run(argv, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+            real = (done.stdout + done.stderr).splitlines()
+            expected = 2 if "learning_rat=" in command else 0
+            assert done.returncode == expected, f"{command}\n{done.stderr[-3000:]}"
+            assert matches(documented, real), (
+                f"{command}\ndocumented:\n" + "\n".join(documented) + "\nreal:\n" + ("\n".join(real))
+            )
+
+
+@pytest.mark.parametrize("line", ["$ rlrun x", "plain"])
+def test_shapes_ignore_what_changes_between_runs(line: str) -> None:
+    assert shape("run folder: outputs/runs/a/2026-11-26_11-32-28-zxwz, 1,551 steps/s") == shape(
+        "run folder: outputs/runs/a/2027-01-01_00-00-00-abcd, 9 steps/s"
+    )
+    assert matches(["a", "...", "d"], ["a", "b", "c", "d"]) and not matches(["a", "d"], ["a", "b", "d"])
+    assert shape(line) == line
