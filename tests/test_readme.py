@@ -78,3 +78,16 @@ def test_shapes_ignore_what_changes_between_runs(line: str) -> None:
     )
     assert matches(["a", "...", "d"], ["a", "b", "c", "d"]) and not matches(["a", "d"], ["a", "b", "d"])
     assert shape(line) == line
+
+
+def test_the_documented_rlrun_check_output_is_the_tools(tmp_path: Path) -> None:
+    """docs/errors.md's rlrun-check example, run: every line as the tool prints it (DISPLAY unset, as on CI)."""
+    blocks = console_blocks((ROOT / "docs" / "errors.md").read_text())
+    [(command, documented)] = [c for block in blocks for c in block if c[0].startswith("rlrun-check env=pointgoal")]
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "COLUMNS")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    done = subprocess.run(command, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1, done.stderr  # two checks fail, as documented
+    real = (done.stdout + done.stderr).splitlines()
+    assert matches(documented, real), "documented:\n" + "\n".join(documented) + "\nreal:\n" + "\n".join(real)
+    assert sum("fix: compute step's reward with compute_reward" in line for line in real) == 2  # SB3's too

@@ -38,6 +38,12 @@ from rlrun.make.gym_make import failure_fix
 from rlrun.startup.headless import display_available
 
 PASS, FAIL, SKIP, INFO = "PASS", "FAIL", "SKIP", "INFO"  # INFO: reported, never a failure
+# The fix of a goal env whose step reward is not compute_reward's: rlrun's goal-env check and SB3's check_env
+# (whose assertion says "The reward was not computed with compute_reward()") both give it.
+GOAL_REWARD_FIX = (
+    "compute step's reward with compute_reward(achieved_goal, desired_goal, info); a reward wrapper (e.g. "
+    "scale_reward) changes step's reward but not compute_reward's"
+)
 # Both checkers without their render checks (SB3's skips them by default): render_modes does them headless.
 CHECKERS: dict[str, Callable[..., None]] = {
     "Gymnasium check_env": functools.partial(gym_check_env, skip_render_check=True, skip_close_check=True),
@@ -292,9 +298,7 @@ def goal_rewards(cfg: DictConfig, steps: int) -> Result:
         i = int(bad[0])
         reason = f"disagrees with step's reward on {bad.size} of {n} transitions (first: step returned "
         reason += f"{rewards[i]:.4g}, compute_reward {batch[i]:.4g})"
-        fix = "compute step's reward with compute_reward(achieved_goal, desired_goal, info); a reward "
-        fix += "wrapper (e.g. scale_reward) changes step's reward but not compute_reward's"
-        return fail(name, reason + _penalty_note(rewards[bad] - batch[bad]), fix)
+        return fail(name, reason + _penalty_note(rewards[bad] - batch[bad]), GOAL_REWARD_FIX)
     return Result(name, PASS, f"a batch of {n} transitions agrees with step")
 
 

@@ -63,11 +63,13 @@ def _guarded(name: str, check: Callable[..., Result | list[Result]], *args: Any)
     except Exception as error:
         if full_traceback_wanted():  # the full traceback, as for rlrun's other messages
             raise
-        at, fix = failure_fix(error, cfg_id(args))
+        at, found = failure_fix(error, cfg_id(args))
+        fix: str | None = found
         where = innermost_outside(error.__traceback__) or ""
         if isinstance(error, AssertionError) and installed_package(where) in CHECKER_PACKAGES:
             at = ""  # a checker's own verdict (Gymnasium's or SB3's assertion): its message is the reason
-        return [env_checks.fail(name, f"{type(error).__name__}: {error}{at}", fix if at else None)]
+            fix = env_checks.GOAL_REWARD_FIX if "compute_reward" in str(error) else None
+        return [env_checks.fail(name, f"{type(error).__name__}: {error}{at}", fix)]
     return result if isinstance(result, list) else [result]
 
 
