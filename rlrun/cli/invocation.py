@@ -4,6 +4,7 @@ held before, and the run ``resume=`` continues, loaded and verified once (:class
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ class Invocation:
     def read(cls, command: CommandLine) -> Invocation:
         """Check ``command`` (raise :class:`UserError` for a mistake), and note what ``hydra.run.dir`` holds
         before Hydra writes there and which folders of the default layout exist."""
+        _refuse_multirun_with_a_view(command.argv)
         command_line.check_launcher_extras(command)  # first: a launcher whose extra is missing is no unknown option
         command = mistakes.check(command, schema.RunConfig)
         command_line.check_benchmark_part(command)
@@ -87,3 +89,14 @@ def _resumed(command: CommandLine) -> tuple[dict[str, Any], Path] | None:
         print(f"{run_dir} is already completed{score}; nothing to do")
         sys.exit(0)
     return record, snapshot
+
+
+def _refuse_multirun_with_a_view(argv: Sequence[str]) -> None:
+    """``-m`` with ``--cfg`` or ``--info``: Hydra runs one or the other, and would say so with a traceback."""
+    multirun = any(a in ("-m", "--multirun") for a in argv)
+    view = next((a for a in argv if a in ("--cfg", "-c", "--info", "-i") or a.startswith(("--cfg=", "--info="))), None)
+    if multirun and view is not None:
+        raise UserError(
+            f"-m with {view}: a sweep is run, or a config shown, not both",
+            f"drop -m to show one job's config (rlrun ... {view} job), or {view} hydra for the sweep's own settings",
+        )

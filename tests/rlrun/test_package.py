@@ -111,3 +111,17 @@ def test_rlrun_modules_are_imported_under_their_own_names() -> None:
                     if alias.asname and alias.asname != alias.name and is_module:
                         aliased.append(f"{path.relative_to(REPO)}: {module} as {alias.asname}")
     assert aliased == []
+
+
+def test_the_zoo_benchmark_composes_from_a_non_editable_install(installed: Path, tmp_path: Path) -> None:
+    """``+benchmark=zoo`` needs every file of conf/benchmark/ (its pairs in zoo_pair/ too) inside the wheel."""
+    shown = run(["-m", "rlrun", "+benchmark=zoo", "--cfg", "hydra"], tmp_path, installed)
+    assert shown.returncode == 0, shown.stderr
+    assert "+benchmark/zoo_pair:" in shown.stdout and not (tmp_path / "outputs").exists()
+    job = run(
+        ["-m", "rlrun", "+benchmark=zoo", "+benchmark/zoo_pair=pendulum_sac", "--cfg", "job"], tmp_path, installed
+    )
+    assert job.returncode == 0, job.stderr
+    assert "Pendulum-v1" in job.stdout
+    refused = run(["-m", "rlrun", "-m", "+benchmark=zoo", "--cfg", "job"], tmp_path, installed)  # Hydra's rule
+    assert refused.returncode == 2 and "fix: drop -m" in refused.stderr and "Traceback" not in refused.stderr
