@@ -4,7 +4,7 @@ One line per periodic evaluation (step, mean return, success rate, steps/s, time
 a progress line every ``progress_every`` seconds; the final evaluation announced before it starts and its
 result after. In a terminal the progress bar is drawn as before (capped at ``total_timesteps``) with the lines
 above it. The lines go through the ``rlrun`` logger, so ``rlrun.log`` holds them too; a sweep's job writes them
-to its own log only (the sweep's process prints the sweep's progress, :mod:`rlrun.sweep.progress`).
+to its own log only (the sweep's process prints the sweep's progress, :mod:`rlrun.sweep.jobs_progress`).
 """
 
 from __future__ import annotations

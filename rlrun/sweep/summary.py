@@ -13,8 +13,8 @@ from typing import Any
 
 from rlrun.record.formats import now, read_json, write_json
 from rlrun.record.run_record import END_STATUSES
+from rlrun.sweep.jobs_progress import SweepProgress
 from rlrun.sweep.plan import LAUNCHED, REFUSE, SKIP, Job
-from rlrun.sweep.progress import SweepProgress
 
 # A job's status in sweep.json: how its run ended (run.json's status) or what this invocation did instead
 JOB_STATUSES = ("completed", "skipped", "failed", "interrupted", "refused", "not_started")
