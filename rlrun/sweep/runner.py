@@ -36,7 +36,7 @@ from rlrun.record import logs
 from rlrun.record.formats import now
 from rlrun.run.signals import handling
 from rlrun.startup import gc_pause
-from rlrun.sweep import deaths, plan
+from rlrun.sweep import deaths, jobs_progress, plan
 from rlrun.sweep.job import STOP_FILE, SweepStopped, mark_sweeper_process
 from rlrun.sweep.plan import LAUNCHED, RERUN, RESUME, SKIP, TRAIN, Job
 from rlrun.sweep.summary import LOG_NAME, Watcher, jobs_word, summary, sweep_json, write_sweep_json
@@ -149,7 +149,7 @@ def run(
             plan.keep_attempt(job)
     _announce(sweep_dir, jobs)
     to_run = [job for job in jobs if job.action in LAUNCHED]
-    watcher, stop = Watcher(jobs, progress_every=jobs_jobs_progress.every_s(jobs)), StopRequest(sweep_dir, on_stop)
+    watcher, stop = Watcher(jobs, progress_every=jobs_progress.every_s(jobs)), StopRequest(sweep_dir, on_stop)
     stopped: int | None = None
     launcher_failed = False
     watcher.start()
