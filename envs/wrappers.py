@@ -86,7 +86,7 @@ class ScaleReward(gym.RewardWrapper[Any, Any], gym.utils.RecordConstructorArgs):
 # subclasses do the same in a method and hold no function: the stack pickles and a run can resume exactly.
 
 
-class FlattenObservation(gym.wrappers.FlattenObservation[Any, Any]):
+class FlattenObservation(gym.wrappers.FlattenObservation):  # type: ignore[type-arg]
     """Gymnasium's ``FlattenObservation`` (any observation space to a flat Box), picklable.
 
     Example:
@@ -108,7 +108,7 @@ class FlattenObservation(gym.wrappers.FlattenObservation[Any, Any]):
         return spaces.utils.flatten(self.env.observation_space, observation)
 
 
-class ClipAction(gym.wrappers.ClipAction[Any, Any]):
+class ClipAction(gym.wrappers.ClipAction):  # type: ignore[type-arg]
     """Clip continuous actions to the env's Box bounds; picklable, and the action space stays the env's.
 
     Gymnasium's ``ClipAction`` declares ``Box(-inf, inf)``, which SB3 refuses (continuous actions need finite
@@ -129,7 +129,7 @@ class ClipAction(gym.wrappers.ClipAction[Any, Any]):
         return np.clip(action, box.low, box.high)
 
 
-class RescaleAction(gym.wrappers.RescaleAction[Any, Any]):
+class RescaleAction(gym.wrappers.RescaleAction):  # type: ignore[type-arg]
     """Gymnasium's ``RescaleAction`` (the agent acts in ``[min_action, max_action]``, mapped affinely onto the env's
     Box), picklable: the same arithmetic, kept as two arrays instead of a local function.
 
