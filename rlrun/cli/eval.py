@@ -14,15 +14,15 @@ from rlrun.run.progress import episodes_word
 from rlrun.run.recording import Stopped, run_episodes
 
 
-def _copies(args: argparse.Namespace, render_mode: str | None) -> int:
-    """How many copies to step together: one when rendering or recording (frames of one episode)."""
+def _copies(args: argparse.Namespace, render_mode: str | None, episodes: int) -> int:
+    """How many copies to step together: one to render or record (frames of one episode); at most the episodes."""
     if args.n_envs is not None and args.n_envs < 1:
         raise UserError(f"--n-envs {args.n_envs} must be at least 1", "e.g. --n-envs 8")
     if render_mode is not None:
         if args.n_envs not in (None, 1):
             raise UserError(f"--n-envs {args.n_envs} with --render/--video: frames come from one copy", "drop --n-envs")
         return 1
-    return args.n_envs if args.n_envs is not None else min(eval_copies(args.run_dir), args.episodes)
+    return args.n_envs if args.n_envs is not None else min(eval_copies(args.run_dir), episodes)
 
 
 def _render_mode(args: argparse.Namespace) -> str | None:
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
         if args.seed is not None:
             rules.raise_if(rules.seed_problems(args.seed, "--seed "))
         render_mode = _render_mode(args)
-        n_envs = _copies(args, render_mode)
+        n_envs = _copies(args, render_mode, episodes)
         # a received folder (not trusted) is read from data formats only: no pickle, allow-listed _target_s
         model, env = load_run(args.run_dir, args.snapshot, render_mode, args.seed, n_envs, untrusted="data")
         try:

@@ -50,10 +50,10 @@ BAD_ENTRIES = {
 }
 
 
-@pytest.mark.parametrize("space, message", BAD_ENTRIES.values(), ids=BAD_ENTRIES.keys())
-def test_each_bad_search_space_entry_is_named_with_its_fix(space: dict[str, Any], message: str) -> None:
+@pytest.mark.parametrize("entries, message", BAD_ENTRIES.values(), ids=BAD_ENTRIES.keys())
+def test_each_bad_search_space_entry_is_named_with_its_fix(entries: dict[str, Any], message: str) -> None:
     with pytest.raises(UserError) as caught:
-        params = space.parse_space(space, "search_space=test")
+        params = space.parse_space(entries, "search_space=test")
         space.check_against(params, compose_config("env=gridworld", "algo=ppo"))
     assert message in str(caught.value) and "fix:" in str(caught.value)
-    assert next(iter(space)) in str(caught.value)
+    assert next(iter(entries)) in str(caught.value)
