@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 # What Hydra's launchers log as they start a sweep's jobs: their own settings and each job's overrides,
-# rlrun's internal ones among them (hydra.sweep.dir, +hydra.job.env_set...).
+# rlrun's internal ones among them (hydra.sweep.dir...).
 LAUNCHER_LOGGERS = (
     "hydra._internal.core_plugins.basic_launcher",
     "hydra_plugins.hydra_joblib_launcher",

@@ -104,7 +104,8 @@ def resume(
     ``progress_every`` (when given) replace the run's own: they do not change what is trained."""
     run_dir, meta = Path(run_dir), meta or {}
     shown = {"progress_bar": progress_bar} | ({} if progress_every is None else {"progress_every": progress_every})
-    resume_order.check_before_lock(run_dir)  # read-only: a folder refused is never written to, its .lock included
+    if target is None:  # a target was read after this same check (resume_order.hold_for_resume): not twice
+        resume_order.check_before_lock(run_dir)  # read-only: a folder refused is never written to, nor its .lock
     with claim(run_dir):
         return _resume(run_dir, shown, meta, total_timesteps, target)
 

@@ -26,7 +26,7 @@ import json, sys
 from rlrun.cli import main as cli
 sys.argv = ["rlrun", *sys.argv[1:]]
 try:
-    cli.main.__wrapped__()  # the entry without its quick exit, so that this script prints afterwards
+    cli.main()  # the entry returns (no quick exit), so that this script prints afterwards
 finally:
     print("modules:", json.dumps(sorted(m for m in sys.modules if m.startswith("rlrun.sweep"))))
 """

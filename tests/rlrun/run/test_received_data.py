@@ -114,7 +114,7 @@ def test_an_rlrun_env_evaluates_as_data_with_its_installed_wrappers(gridworld: P
     assert done.returncode == 2 and "wrappers.flatten._target_" in done.stderr, done.stderr
     (run_dir / "config.yaml").write_text((gridworld / "config.yaml").read_text())
     done = rlrun_eval(run_dir, tmp_path)
-    assert done.returncode == 0 and "over 1 episodes" in done.stdout and "read as data only" in done.stderr
+    assert done.returncode == 0 and "over 1 episode " in done.stdout and "read as data only" in done.stderr
 
 
 def test_a_zoo_preset_evaluates_as_data(tmp_path: Path) -> None:

@@ -236,8 +236,9 @@ def test_resume_verifies_its_snapshot_once_after_the_check_before_hydra(
 
     newest = interrupted(tmp_path)
     passes = sha256_passes(monkeypatch)
-    assert load_target(tmp_path)[1] == newest  # what `rlrun resume=` checks before Hydra starts
-    resume(tmp_path, progress_bar="false")  # what the run itself then reads
+    target = load_target(tmp_path)  # what `rlrun resume=` checks before Hydra starts
+    assert target[1] == newest
+    resume(tmp_path, progress_bar="false", target=target)  # the run continues from what was read, not re-read
     assert {path.parent for path in passes} >= {newest}
     assert set(passes.values()) == {1}, passes
 
@@ -250,7 +251,7 @@ def test_resume_through_the_command_line_verifies_its_snapshot_once(
     newest = interrupted(tmp_path)
     passes = sha256_passes(monkeypatch)
     monkeypatch.setattr(sys, "argv", ["rlrun", f"resume={tmp_path}", "progress_bar=false"])
-    cli_main.main.__wrapped__()  # the entry without its quick exit
+    cli_main.main()  # the entry returns (no quick exit)
     assert json.loads((tmp_path / "run.json").read_text())["status"] == "completed"
     assert {path.parent for path in passes} >= {newest}
     assert set(passes.values()) == {1}, passes

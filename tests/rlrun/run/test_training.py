@@ -157,6 +157,9 @@ def test_distribution_checks_are_off_unless_check_nan_and_change_nothing_trained
     assert all(torch.equal(checked[k], unchecked[k]) for k in checked)
 
 
+ROUND_TRIP = 1  # the env copy rlrun.checks.resume_mode.decide builds for a run's resume mode
+
+
 class BuildCounter:
     """Counts what a run builds: env copies (``gym.make`` calls, through rlrun's builder) and models."""
 
@@ -190,16 +193,17 @@ def test_a_run_builds_its_envs_and_model_once(
     cfg = tiny_config(f"env={env}", f"algo={algo}", f"env.n_envs={copies}", "eval.n_envs=2")
     counter = BuildCounter(monkeypatch)
     train(cfg, tmp_path / "run", {"env": env, "algo": algo})
-    # the training copies and the evaluation copies, each made once; no probe env, no throwaway model
-    assert (counter.envs, counter.models) == (copies + 2, 1)
+    # the training copies and the evaluation copies, each made once, and the one copy the resume-mode round trip
+    # steps and pickles (rlrun.checks.resume_mode: never a training copy, whose episodes it would change);
+    # no other probe env, no throwaway model
+    assert (counter.envs, counter.models) == (copies + 2 + ROUND_TRIP, 1)
 
 
 def test_a_resume_builds_its_envs_once_and_loads_the_snapshot_model(
     tiny_config: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.rlrun.run.test_resume import Crash, crash_at
-
     from rlrun.run.training import resume
+    from tests.rlrun.run.test_resume import Crash, crash_at
 
     cfg = tiny_config("env=gridworld", "algo=ppo", "env.n_envs=2", "eval.n_envs=2")
     with monkeypatch.context() as patch:
@@ -208,4 +212,5 @@ def test_a_resume_builds_its_envs_once_and_loads_the_snapshot_model(
             train(cfg, tmp_path / "run", {"env": "gridworld", "algo": "ppo"})
     counter = BuildCounter(monkeypatch)
     resume(tmp_path / "run", "false")
-    assert (counter.envs, counter.models, counter.loads) == (2 + 2, 0, 1)
+    # a resume checks its recorded mode against a new round trip (one copy of its own), as a new run does
+    assert (counter.envs, counter.models, counter.loads) == (2 + 2 + ROUND_TRIP, 0, 1)
