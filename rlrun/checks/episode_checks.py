@@ -38,8 +38,9 @@ def episode_ends(cfg: DictConfig, steps: int) -> Result:
     """An env with no time limit must end an episode within ``steps`` random steps: an episode that never ends
     would hold up evaluation (capped at :data:`~rlrun.make.episode_cap.EVAL_MAX_EPISODE_STEPS` steps there)."""
     with closing(vec_envs.make_env(cfg)) as env:
-        if episode_cap.has_time_limit(env):
-            return Result(EPISODE_ENDS, PASS, f"time limit of {env.spec.max_episode_steps} steps")  # type: ignore[union-attr]
+        limit = episode_cap.time_limit(env)
+        if limit is not None:
+            return Result(EPISODE_ENDS, PASS, f"time limit of {limit}")
         ended = sum(end for _, end in _random_steps(env, steps, cfg.seed))
     if ended:
         return Result(EPISODE_ENDS, PASS, f"no time limit; {ended} random episodes ended in {steps} steps")

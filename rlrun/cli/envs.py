@@ -36,8 +36,9 @@ def format_configs(infos: list[ConfigInfo]) -> str:
         lines.append(
             f"  {info.config:<{CONFIG_WIDTH}} {env_id:<{ID_WIDTH}} {info.extra or '-':<{EXTRA_WIDTH}} {state}".rstrip()
         )
-    lines.append(f'  install an extra with {families.install_command("<extra>")}, all of them with '
-                 f'{families.install_command("envs")}')  # fmt: skip
+    # one command a line: a clone's install form names its folder, which two of them on one line would overflow
+    lines.append(f"  install an extra: {families.install_command('<extra>')}")
+    lines.append(f"  install them all: {families.install_command('envs')}")
     return "\n".join(lines)
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
-from omegaconf import MISSING
+from omegaconf import II, MISSING
 
 
 @dataclass
@@ -49,9 +49,9 @@ class EnvConfig:
 class EvalConfig:
     """Periodic and final evaluation on the separate eval env."""
 
-    every: int = 10_000  # conf/config.yaml: a tenth of the budget (rlrun.config.budget)
+    every: int = II("rlrun.eval_every:${total_timesteps}")  # a tenth of the budget (rlrun.config.budget)
     episodes: int = 5
-    final_episodes: int = 50  # conf/config.yaml: 5 per 100k steps of budget, 5 to 50
+    final_episodes: int = II("rlrun.final_episodes:${total_timesteps}")  # 5 per 100k steps of budget, 5 to 50
     n_envs: int = 5  # divides episodes (5) and the default final_episodes: no copy idles
     deterministic: bool = True  # false: sample actions, as RL Zoo evaluates MiniGrid and Atari
 

@@ -1,6 +1,7 @@
 """Evaluation never waits for an episode that does not end.
 
-An env registered without a time limit (``max_episode_steps``) may never end an episode: a board game where an
+An env registered without a time limit (``max_episode_steps``), and keeping none itself (as the ALE's frame limit
+and MiniGrid's ``max_steps`` are), may never end an episode: a board game where an
 illegal move changes nothing loops for ever under a deterministic policy. Evaluation copies of such an env are
 capped at :data:`EVAL_MAX_EPISODE_STEPS` steps (one warning per process names ``env.max_episode_steps``, which
 sets the limit for training and evaluation alike). An episode cut there ends truncated, as Gymnasium's
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import sys
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
@@ -49,9 +51,26 @@ class CapEpisode(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
 
+def time_limit(env: gym.Env) -> str | None:
+    """The limit at which ``env`` (as ``gym.make`` made it) ends its episodes, in words, or ``None`` for none: the
+    step limit of its registration or config, else a limit the env keeps itself (the ALE's
+    ``max_num_frames_per_episode``, MiniGrid's ``max_steps``)."""
+    if env.spec is not None and env.spec.max_episode_steps is not None:
+        return f"{env.spec.max_episode_steps} steps"
+    unwrapped = env.unwrapped
+    ale_env = sys.modules.get("ale_py.env")  # imported only where an ALE env was made
+    if ale_env is not None and isinstance(unwrapped, ale_env.AtariEnv):
+        frames = int(unwrapped.ale.getInt("max_num_frames_per_episode"))  # 0: the game alone ends an episode
+        return f"{frames} frames (the ALE's max_num_frames_per_episode)" if frames > 0 else None
+    minigrid_env = sys.modules.get("minigrid.minigrid_env")
+    if minigrid_env is not None and isinstance(unwrapped, minigrid_env.MiniGridEnv):
+        return f"{unwrapped.max_steps} steps (MiniGrid's max_steps)"
+    return None
+
+
 def has_time_limit(env: gym.Env) -> bool:
-    """Whether ``env`` (as ``gym.make`` made it) ends its episodes at a step limit of its registration or config."""
-    return env.spec is not None and env.spec.max_episode_steps is not None
+    """Whether ``env`` (as ``gym.make`` made it) ends its episodes at a limit (:func:`time_limit`)."""
+    return time_limit(env) is not None
 
 
 def capped_for_evaluation(env: gym.Env) -> gym.Env:

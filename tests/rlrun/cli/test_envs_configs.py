@@ -52,7 +52,9 @@ def test_configs_name_their_extra_and_id() -> None:
 def test_a_missing_extra_is_shown_with_its_install_command(tmp_path: Path) -> None:
     result = configs_of(["--configs"], tmp_path, hidden="mujoco")
     assert result.returncode == 0, result.stderr
-    rows = {line.split()[0]: line.split()[1:] for line in result.stdout.splitlines()[1:-1]}
+    lines = result.stdout.splitlines()  # a header, a row per config, then the two install lines
+    rows = {line.split()[0]: line.split()[1:] for line in lines[1:-2]}
+    assert [line.split(":")[0] for line in lines[-2:]] == ["  install an extra", "  install them all"]
     assert rows["halfcheetah"] == ["HalfCheetah-v5", "mujoco", "missing"]
     assert rows["fetchreach"][1:] == ["robotics", "missing"]  # Fetch needs mujoco too
     assert rows["pong"][1:] == ["atari", "installed"] and rows["acrobot"] == ["Acrobot-v1", "-"]
