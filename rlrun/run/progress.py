@@ -52,8 +52,10 @@ def say(message: str, console: bool = True) -> None:
 
 
 def _file_handlers() -> Iterator[logging.FileHandler]:
-    for logger in (log, logging.getLogger()):
-        yield from (h for h in logger.handlers if isinstance(h, logging.FileHandler))
+    """The file handlers of the ``rlrun`` logger and the root, each once (a sweep's job gives the ``rlrun`` logger
+    the root's own: :func:`rlrun.record.logs.to_log_files`)."""
+    handlers = (h for logger in (log, logging.getLogger()) for h in logger.handlers)
+    yield from dict.fromkeys(h for h in handlers if isinstance(h, logging.FileHandler))
 
 
 def result_text(result: EvalResult) -> str:

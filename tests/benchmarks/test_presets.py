@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 from hydra import compose, initialize_config_module
+from omegaconf import OmegaConf
 
 from tests.rlrun.table.helpers import make_run
 from tools.zoo_readme import is_generated
@@ -21,10 +22,17 @@ def test_benchmark_config_runs_every_preset_over_ten_seeds_with_joblib() -> None
         hydra_cfg = compose("config", overrides=["+benchmark=presets"], return_hydra_config=True).hydra
         assert dict(hydra_cfg.sweeper.params) == {"+benchmark/pair": "glob(*)", "seed": "range(0,10)"}
         assert hydra_cfg.launcher._target_.endswith("JoblibLauncher")
+        # the evaluation the published table was measured with, pinned (not the budget-relative defaults)
+        measured = ["eval.episodes=10", "eval.final_episodes=50", "eval.n_envs=10"]
         for pair in pairs:  # each pair file picks its env and algo, so the preset applies as on its own
             env, algo = pair.rsplit("_", 1)
+            own = OmegaConf.to_container(OmegaConf.load(conf / "benchmark/pair" / f"{pair}.yaml"))
+            assert isinstance(own, dict), pair
+            assert set(own) <= {"defaults", "eval"}, pair  # a pair pins no more than its evaluation's settings
+            pinned = [f"eval.{key}={value}" for key, value in own.get("eval", {}).items()]
             cfg = compose("config", overrides=["+benchmark=presets", f"+benchmark/pair={pair}"])
-            assert cfg == compose("config", overrides=[f"env={env}", f"algo={algo}", "sweep=presets"]), pair
+            alone = compose("config", overrides=[f"env={env}", f"algo={algo}", "sweep=presets", *measured, *pinned])
+            assert cfg == alone, pair
 
 
 def test_benchmarks_md_gets_the_table_and_rl_zoos_figures(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from rlrun.record import signatures
 from tests.rlrun.table.helpers import make_run
 
 CORES = len(os.sched_getaffinity(0))  # the torch_threads cap
@@ -83,6 +84,7 @@ def test_rlrun_table_refuses_an_out_folder_it_cannot_write(tmp_path: Path, read_
 def test_rlrun_track_sync_refuses_a_damaged_store(tmp_path: Path) -> None:
     pytest.importorskip("mlflow")
     run_dir = make_run(tmp_path / "outputs" / "runs" / "seed-0", 0, 1.0)
+    signatures.trust_folder(run_dir)  # a folder made by hand: trusted, so sync reaches the store (not_trusted first)
     store = tmp_path / "outputs" / "mlflow.db"
     store.write_bytes(b"this is no SQLite database" * 100)
     for args in ([], ["--tracking-uri", f"sqlite:///{store}"]):

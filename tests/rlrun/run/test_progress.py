@@ -77,9 +77,12 @@ def test_a_sweep_prints_its_progress_and_each_job_logs_its_own_lines(tmp_path: P
     assert result.returncode == 0, result.stderr
     assert re.search(r"^sweep progress: \d+ done, \d+ running, \d+ left \(\d+% of the steps\)", result.stdout, re.M)
     assert "evaluation at step" not in result.stdout  # a job's lines go to its own log
-    for noise in ("Joblib.Parallel(", "hydra.job.env_set", "RLRUN_SWEEP_ACTION"):  # the launcher's: in the sweep's log
+    sweep_log = (tmp_path / "outputs" / "sweeps" / "s" / "rlrun.log").read_text()
+    for noise in ("Joblib.Parallel(", "Launching jobs", "#1 : env=gridworld"):  # the launcher's: in the sweep's log
         assert noise not in result.stdout + result.stderr
-        assert noise in (tmp_path / "outputs" / "sweeps" / "s" / "rlrun.log").read_text()
+        assert noise in sweep_log
+    for channel in ("hydra.job.env_set", "RLRUN_SWEEP_ACTION"):  # no back channel to the jobs any more
+        assert channel not in result.stdout + result.stderr + sweep_log
     logs = sorted((tmp_path / "outputs" / "sweeps" / "s").glob("gridworld-ppo/*/seed-*/rlrun.log"))
     assert len(logs) == 2
     assert all(log.read_text().count("evaluation at step") == 4 for log in logs)

@@ -57,7 +57,9 @@ def test_a_gif_is_capped_with_a_message(tmp_path: Path) -> None:
         for k in range(50):
             sink.add(frame + k)
     assert len(imageio.mimread(tmp_path / "a.gif")) == 10
-    assert len(said) == 1 and "the GIF stops at 10 frames" in said[0] and ".mp4" in said[0]
+    # the start line ("recording to ..."), then the cap's message, once
+    assert len(said) == 2 and said[0] == f"rlrun-eval: recording to {tmp_path / 'a.gif'} ..."
+    assert "the GIF stops at 10 frames" in said[1] and ".mp4" in said[1]
 
 
 def test_an_error_while_recording_leaves_no_file(tmp_path: Path) -> None:

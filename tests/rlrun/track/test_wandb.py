@@ -27,7 +27,7 @@ from rlrun.track.wandb import WandbTracker, resolved_mode, run_folders, upload
 from tests.rlrun.helpers import compose_config
 
 REPO = Path(__file__).resolve().parents[3]
-WANDB = Path(sys.executable).parent / "wandb"
+WANDB = [sys.executable, "-m", "wandb"]  # W&B's CLI as the product runs it: the interpreter's, wherever its scripts lie
 TINY = [
     "env=cartpole",
     "algo=ppo",
@@ -120,7 +120,7 @@ def sessions(run_dir: Path, env: dict[str, str], prefix: str = "") -> list[list[
     found = []
     for folder in (folder for folder in run_folders(run_dir) if folder.name.startswith(prefix)):
         (log,) = folder.glob("run-*.wandb")
-        inspect = [str(WANDB), "leet", "inspect", "--json", str(log)]
+        inspect = [*WANDB, "leet", "inspect", "--json", str(log)]
         # offline, or W&B's reader sends telemetry to W&B's cloud (it resolves the host even in a test)
         out = subprocess.run(inspect, env={**env, "WANDB_MODE": "offline"}, capture_output=True, text=True, timeout=60)
         assert out.returncode == 0, out.stderr
