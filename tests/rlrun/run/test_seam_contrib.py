@@ -16,9 +16,9 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import DummyVecEnv
-from tests.rlrun.run.test_internals import RecordLocals
 
 from rlrun.run import seam
+from tests.rlrun.run.test_seam import RecordLocals
 
 
 def recurrent(n_envs: int = 2) -> RecurrentPPO:
