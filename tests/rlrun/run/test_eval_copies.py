@@ -30,4 +30,4 @@ def test_a_run_and_rlrun_eval_make_no_more_copies_than_episodes(
     train(cfg, tmp_path)
     assert made == [2]
     args = argparse.Namespace(run_dir=tmp_path, n_envs=None, episodes=1)
-    assert eval_cli._copies(args, render_mode=None) == 1
+    assert eval_cli._copies(args, render_mode=None, episodes=args.episodes) == 1
