@@ -9,11 +9,11 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from tests.rlrun.run.test_resume import Crash, crash_at
 
 from rlrun.make.nan import NonFiniteValue
 from rlrun.run.training import resume, train
 from tests.rlrun.helpers import compose_config, shrink
+from tests.rlrun.run.test_resume import Crash, crash_at
 
 
 class NaNAfter(gym.Env[np.ndarray, int]):

@@ -17,11 +17,11 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.rlrun.run.test_resume import Crash, crash_at
 
 from rlrun.record import lock
 from rlrun.run.training import train
 from tests.rlrun.kill_during_snapshot import STEPS, config
+from tests.rlrun.run.test_resume import Crash, crash_at
 
 TRIES = 10
 

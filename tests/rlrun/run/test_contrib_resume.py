@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 import torch
-from tests.rlrun.run.test_resume import eval_rows, kill_child, parameters, resume_in_fresh_process, status
 
 from rlrun.run.training import train
 from tests.rlrun.kill_during_snapshot import config
+from tests.rlrun.run.test_resume import eval_rows, kill_child, parameters, resume_in_fresh_process, status
 
 STEPS = 256  # tiny: snapshots every 64 steps, evaluations every 32
 CONTRIB = {  # sb3-contrib's defaults (~tuned: not the Zoo's presets), shrunk by tests.rlrun.helpers.shrink
