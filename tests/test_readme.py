@@ -91,3 +91,41 @@ def test_the_documented_rlrun_check_output_is_the_tools(tmp_path: Path) -> None:
     real = (done.stdout + done.stderr).splitlines()
     assert matches(documented, real), "documented:\n" + "\n".join(documented) + "\nreal:\n" + "\n".join(real)
     assert sum("fix: compute step's reward with compute_reward" in line for line in real) == 2  # SB3's too
+
+
+def smoke_commands(text: str) -> dict[str, str]:
+    """The smoke-test table of a page: each env family's command."""
+    rows = re.findall(r"^\| ([^|`]+?) \|(?:[^|]*\|)? `(rlrun [^`]+)` \|$", text, re.M)
+    return {family.strip(): command for family, command in rows}
+
+
+SMOKE = smoke_commands(README.read_text())
+
+
+def test_the_readme_and_the_envs_page_give_the_same_smoke_test_per_family() -> None:
+    envs_page = smoke_commands((ROOT / "docs" / "envs.md").read_text())
+    assert len(SMOKE) == 7 and list(SMOKE.values()) == list(envs_page.values())
+
+
+@pytest.mark.parametrize("command", SMOKE.values(), ids=SMOKE.keys())
+def test_each_smoke_test_is_accepted_as_written(tmp_path: Path, command: str) -> None:
+    """The command composes and passes rlrun's checks of the command line (``--cfg job`` stops there)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "rlrun", *command.split()[1:], "--cfg", "job"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0 and "total_timesteps:" in done.stdout, done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", SMOKE.values(), ids=SMOKE.keys())
+def test_each_smoke_test_trains_and_reports(tmp_path: Path, command: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "rlrun", *command.split()[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "final evaluation: mean return" in done.stdout + done.stderr

@@ -93,9 +93,12 @@ def _command(argv: CommandLine | Sequence[str]) -> CommandLine:
 
 
 def strings(value: object) -> Iterator[str]:
-    """Every string in a parsed override value: a list, a sweep of lists, nested lists."""
+    """Every string in a parsed override value: a list, a sweep of lists, nested lists (a number or a boolean
+    as it was written: a group option named ``3``)."""
     if isinstance(value, str):
         yield value
+    elif isinstance(value, (bool, int, float)):
+        yield str(value).lower() if isinstance(value, bool) else str(value)
     elif isinstance(value, (list, tuple)):
         for item in value:
             yield from strings(item)

@@ -55,13 +55,13 @@ def check(command: CommandLine, config_name: str, unsure: list[Override]) -> Non
         try:
             base = compose(config_name, [*searchpath, *certain], return_hydra_config=True)
         except HydraException as error:
-            raise _translated(error) from error
+            raise _translated(error, plain) from error
     for override in unsure:
         if override.is_add() or override.is_force_add() or override.is_delete():
             continue
         if OmegaConf.select(base, override.key_or_group, default=_ABSENT) is _ABSENT:
             raise _missing_key(override, base)
-    raise _translated(failure) from failure
+    raise _translated(failure, unsure) from failure
 
 
 def _missing_key(override: Override, cfg: DictConfig) -> UserError:
@@ -96,15 +96,32 @@ def _not_an_argument(override: Override, target: str) -> UserError:
     return UserError(f"{key} is not an argument of {cls.__name__}{meant}", fix)
 
 
-def _translated(error: Exception) -> UserError:
-    """What Hydra's composition refused, in rlrun's words: the problem and the override it concerns."""
+def _translated(error: Exception, overrides: list[Override]) -> UserError:
+    """What Hydra's composition refused, in rlrun's words: the problem, and the fix for the override it names."""
     cause = error.__cause__
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     problem = lines[0] if lines else type(error).__name__
     if cause is not None:
         detail = next((line.strip() for line in str(cause).splitlines() if line.strip()), "")
         problem = f"{problem}: {detail}"
-    return UserError(f"the config cannot be composed: {problem}", "`rlrun --cfg job` prints every key with its value")
+    named = [o for o in overrides if _text(o) in str(error) or o.key_or_group in problem]
+    fix = _fix(named[0]) if named else None
+    return UserError(
+        f"the config cannot be composed: {problem}", fix or "`rlrun --cfg job` prints every key with its value"
+    )
+
+
+def _fix(override: Override) -> str | None:
+    """The fix for an override of a shape Hydra refused: a group chosen with ``+``, ``++`` or ``@package`` where
+    the defaults list already has it; a deletion; a value given to a group of keys."""
+    key, line = override.key_or_group, _text(override)
+    if "." not in key and (override.is_add() or override.is_force_add() or override.package is not None):
+        return f"{key}={override.value()} (without + or @: the defaults list already has {key}, this picks its option)"
+    if override.is_delete():
+        return f"remove {line} (a key of rlrun's schema is set, not deleted; `rlrun --cfg job` lists the keys)"
+    if "." not in key and not override.is_add():
+        return f"{key} is a group of keys: set one of them, as {key}.<key>=... (`rlrun --cfg job` lists them)"
+    return None
 
 
 def _text(override: Override) -> str:

@@ -31,6 +31,7 @@ class Invocation:
         """Check ``command`` (raise :class:`UserError` for a mistake), and note what ``hydra.run.dir`` holds
         before Hydra writes there and which folders of the default layout exist."""
         _refuse_multirun_with_a_view(command.argv)
+        _refuse_a_sweep_without_multirun(command)
         command_line.check_launcher_extras(command)  # first: a launcher whose extra is missing is no unknown option
         command = mistakes.check(command, schema.RunConfig)
         command_line.check_benchmark_part(command)
@@ -100,3 +101,15 @@ def _refuse_multirun_with_a_view(argv: Sequence[str]) -> None:
             f"-m with {view}: a sweep is run, or a config shown, not both",
             f"drop -m to show one job's config (rlrun ... {view} job), or {view} hydra for the sweep's own settings",
         )
+
+
+def _refuse_a_sweep_without_multirun(command: CommandLine) -> None:
+    """``seed=0,1`` without ``-m``: several values for one run (Hydra would list three readings of it)."""
+    sweep = next((o for o in command.parsed if o.is_sweep_override()), None)
+    if command.multirun or sweep is None:
+        return
+    line = sweep.input_line or sweep.key_or_group
+    raise UserError(
+        f"{line} gives several values, which only a sweep (-m) runs",
+        f"rlrun -m {line} runs one job per value; {sweep.key_or_group}=[...] gives a list, '...' quoted a string",
+    )

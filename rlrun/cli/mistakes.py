@@ -52,6 +52,8 @@ def check(command: CommandLine, schema: type, config_name: str = "config") -> Co
     for override in command.parsed:
         if "/" in override.key_or_group or override.key_or_group in _groups(folders):
             _check_options(override, command, folders, name)
+            if override.is_add() or override.is_force_add() or override.package is not None:
+                unsure.append(override)  # a valid option, but whether the defaults list takes it is Hydra's to say
             continue
         if own_primary or override.key_or_group.startswith("hydra.") and override.key_or_group not in HYDRA_KEYS:
             unsure.append(override)
@@ -91,7 +93,10 @@ def _yaml(path: Path) -> Any:
 
 def _check_yaml(config_dir: Path) -> None:
     """Raise :class:`UserError` naming the file and line of a YAML file in ``config_dir`` that does not parse."""
+    hidden = {p for p in config_dir.rglob(".*")}
     for path in sorted(config_dir.rglob("*.yaml")):
+        if hidden.intersection(path.parents) or path in hidden:
+            continue  # .git/, .venv/ and the like hold no configs
         try:
             _yaml(path)
         except yaml.YAMLError as error:
@@ -99,6 +104,8 @@ def _check_yaml(config_dir: Path) -> None:
             line = f":{mark.line + 1}" if mark is not None else ""
             problem = getattr(error, "problem", None) or str(error).splitlines()[0]
             raise UserError(f"{path}{line} is not valid YAML: {problem}", f"fix the YAML at {path}{line}") from error
+        except (UnicodeDecodeError, OSError) as error:
+            raise UserError(f"{path} cannot be read as YAML: {error}", f"fix or remove {path}") from error
 
 
 def _options_given(override: Override) -> list[str]:

@@ -15,8 +15,6 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from rlrun.config.errors import UserError
 
 BUNDLED = "rlrun.conf"
@@ -25,24 +23,6 @@ BUNDLED = "rlrun.conf"
 def bundled_dir() -> Path:
     """rlrun's own ``conf/`` folder, as installed (the package ``rlrun.conf``)."""
     return Path(str(files(BUNDLED)))
-
-
-def check_yaml(config_dir: Path) -> None:
-    """Refuse a YAML file in the user's config folder, its groups or their subgroups (``hydra/launcher``) that does
-    not parse, naming its file and line."""
-    found = [p for depth in range(3) for p in config_dir.glob("*/" * depth + "*.yaml")]  # groups and subgroups
-    for path in sorted(p for p in found if not any(part.startswith(".") for part in p.relative_to(config_dir).parts)):
-        try:
-            yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.MarkedYAMLError as error:
-            mark = error.problem_mark or error.context_mark
-            line = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
-            raise UserError(
-                f"{path}{line}: malformed YAML: {error.problem or error.context}",
-                f"fix the file at that line, or move it out of --config-dir {config_dir}",
-            ) from None
-        except (yaml.YAMLError, UnicodeDecodeError, OSError) as error:
-            raise UserError(f"{path}: cannot be read as YAML: {error}", "fix or remove the file") from None
 
 
 _FLAGS = {"--config-dir": "dir", "-cd": "dir", "--config-path": "path", "-cp": "path"}
@@ -65,8 +45,8 @@ def _split(argv: Sequence[str]) -> tuple[dict[str, str | None], list[str]]:
 
 def user_configs_first(argv: Sequence[str]) -> list[str]:
     """``argv`` with its ``--config-dir DIR`` (also ``-cd DIR``, ``--config-dir=DIR``) made Hydra's primary config
-    path and rlrun's bundled ``conf/`` the additional folder, after checking the folder's YAML files; ``argv``
-    unchanged without one, or when it also sets ``--config-path`` itself."""
+    path and rlrun's bundled ``conf/`` the additional folder (its YAML files were checked by
+    :mod:`rlrun.cli.mistakes`); ``argv`` unchanged without one, or when it also sets ``--config-path`` itself."""
     flags, rest = _split(argv)
     given = flags.get("dir")
     if given is None or "path" in flags:
@@ -74,7 +54,6 @@ def user_configs_first(argv: Sequence[str]) -> list[str]:
     config_dir = Path(given).absolute()
     if not config_dir.is_dir():
         raise UserError(f"--config-dir {given}: no such folder", "give the folder that holds your configs")
-    check_yaml(config_dir)
     return [f"--config-path={config_dir}", f"--config-dir={bundled_dir()}", *rest]
 
 

@@ -38,8 +38,17 @@ def rlrun(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
         (["total_timesteps=1.5e3", "seed=0.5"], "seed=0.5: seed takes a whole number", "seed=0"),
         (["eval.evry=5"], "eval.evry is not a key of rlrun's config (did you mean eval.every", "eval.every=5"),
         (["hydra.job.chdirr=true"], "hydra.job.chdirr is not a key of the hydra.job config (did you mean", "+hydra"),
+        (["++algo=3"], "unknown algo '3'; available: a2c,", "pick one"),
+        (["+env=pendulum"], "the config cannot be composed: Multiple values for env", "env=pendulum (without + or @"),
+        (["env@mine=pendulum"], "the config cannot be composed: Could not override 'env@mine'", "env=pendulum"),
+        (["~nosuch"], "the config cannot be composed: Could not delete from config", "remove ~nosuch"),
+        (["eval=3"], "the config cannot be composed: Error merging override eval=3", "eval is a group of keys"),
+        (["seed=0,1"], "seed=0,1 gives several values, which only a sweep (-m) runs", "rlrun -m seed=0,1"),
     ],
-    ids=["algo-key", "env-option", "sweep-option", "not-whole", "schema-key", "hydra-key"],
+    ids=[
+        *("algo-key", "env-option", "sweep-option", "not-whole", "schema-key", "hydra-key", "number-option"),
+        *("added-group", "packaged-group", "deleted-key", "group-of-keys", "sweep-without-m"),
+    ],
 )
 def test_a_mistake_gets_rlruns_message_before_hydra(tmp_path: Path, args: list[str], problem: str, fix: str) -> None:
     result = rlrun(args, tmp_path)
