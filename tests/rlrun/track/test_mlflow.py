@@ -20,7 +20,7 @@ from rlrun.record import signatures
 from rlrun.record.formats import parse_eval_csv
 from rlrun.run.training import resume, train
 from tests.rlrun.helpers import TINY_RUN, compose_config
-from tests.rlrun.run.test_resume import Crash, crash_at
+from tests.rlrun.resume_helpers import Crash, crash_at
 
 mlflow = pytest.importorskip("mlflow")
 
