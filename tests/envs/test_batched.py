@@ -12,6 +12,7 @@ from rlrun.envs.batched import ENV_CLASSES, BatchedRoomToy, NoBatchedVersion, ma
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
 from rlrun import envs
+from tests.envs.helpers import assert_same_obs, assert_same_step
 
 EXACT_IDS = ["rlrun/PointEnv-v0", "rlrun/GridWorld-v0", "rlrun/PointGoal-v0"]  # no draws while stepping
 
@@ -24,30 +25,6 @@ def policy(env_id: str, obs: Any, rng: np.random.Generator, n: int) -> np.ndarra
     toward = -obs if env_id == "rlrun/PointEnv-v0" else obs["desired_goal"] - obs["achieved_goal"]
     actions[::2] = 10 * toward[::2]
     return actions
-
-
-def assert_same_obs(a: Any, b: Any) -> None:
-    if isinstance(a, dict):
-        assert list(a) == list(b)
-        for key in a:
-            assert a[key].dtype == b[key].dtype and np.array_equal(a[key], b[key]), key
-    else:
-        assert a.dtype == b.dtype and np.array_equal(a, b)
-
-
-def assert_same_step(gym_step: tuple[Any, ...], native_step: tuple[Any, ...]) -> int:
-    """Same observations, rewards, dones, and the same infos for the finished copies; returns how many."""
-    (obs_g, rew_g, done_g, infos_g), (obs_n, rew_n, done_n, infos_n) = gym_step, native_step
-    assert_same_obs(obs_g, obs_n)
-    assert rew_g.dtype == rew_n.dtype and np.array_equal(rew_g, rew_n)
-    assert np.array_equal(done_g, done_n)
-    for i in np.flatnonzero(done_g):
-        expected, got = dict(infos_g[i]), dict(infos_n[i])
-        assert_same_obs(expected.pop("terminal_observation"), got.pop("terminal_observation"))
-        assert expected == got and [type(v) for v in expected.values()] == [type(got[k]) for k in expected]
-    for i in np.flatnonzero(~done_g):
-        assert infos_n[i] == {}  # infos are built for finished copies only
-    return int(done_g.sum())
 
 
 @pytest.mark.parametrize("env_id", EXACT_IDS)

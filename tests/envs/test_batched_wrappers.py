@@ -13,7 +13,7 @@ from rlrun.envs.batched import UnsupportedWrapper, make_vec_env, wrap
 from rlrun.envs.wrappers import RelativePosition, ScaleReward
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-from tests.envs.test_batched import assert_same_obs, assert_same_step
+from tests.envs.helpers import assert_same_obs, assert_same_step
 
 
 @pytest.mark.parametrize(

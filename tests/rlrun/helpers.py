@@ -14,6 +14,11 @@ from pathlib import Path
 import torch
 from hydra import compose, initialize_config_module
 from omegaconf import DictConfig, open_dict
+from stable_baselines3.common.callbacks import BaseCallback
+
+from rlrun.record import signatures
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # Every env config with the algorithms that fit its spaces (the gym blank needs an id).
 COMPATIBLE = {
@@ -52,6 +57,19 @@ TINY_RUN = [
     "eval.final_episodes=2",
     "progress_bar=false",
 ]
+# The budget of a tiny on-policy run (add env and algo): 256 steps, two evaluations and snapshots, a tiny net.
+TINY_BUDGET = [
+    "total_timesteps=256",
+    "eval.every=128",
+    "eval.episodes=2",
+    "eval.final_episodes=2",
+    "snapshot.every=128",
+    "algo.n_steps=32",
+    "algo.batch_size=16",
+    "algo.policy_kwargs={net_arch:[16]}",
+]
+# The quickest run that trains and evaluates at all (add env and algo): 64 steps, one evaluation of one episode.
+QUICK_BUDGET = ["total_timesteps=64", "eval.every=64", "eval.episodes=1", "eval.final_episodes=1", "progress_bar=false"]
 
 
 def compose_config(*overrides: str) -> DictConfig:
@@ -109,6 +127,53 @@ def eval_rows(run_dir: Path) -> list[list[str]]:
     """``eval.csv`` without the ``wall_s`` column."""
     with open(run_dir / "eval.csv") as f:
         return [row[:4] for row in csv.reader(f)]
+
+
+def status(run_dir: Path) -> str:
+    """The ``status`` of a run's ``run.json``."""
+    return read_run_json(run_dir)["status"]
+
+
+def cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python args`` in ``cwd`` (``cli(["-m", "rlrun", ...], cwd)``), its output captured."""
+    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def run_with_packages(module: str, args: list[str], cwd: Path, path: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m module args`` in ``cwd`` with a user's packages under ``path`` (and this checkout) importable."""
+    env = {**os.environ, "HYDRA_FULL_ERROR": "0", "PYTHONPATH": os.pathsep.join([str(path), str(ROOT)])}
+    return subprocess.run(
+        [sys.executable, "-m", module, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def run_folder(folder: Path, signed: bool = True) -> Path:
+    """A minimal run folder as rlrun writes one: config.yaml, run.json, a snapshot with its manifest."""
+    folder.mkdir(parents=True)
+    (folder / "config.yaml").write_text("seed: 0\nwrappers:\n  scale:\n    _target_: rlrun.envs.wrappers.ScaleReward\n")
+    (folder / "run.json").write_text(json.dumps({"status": "interrupted"}))
+    if signed:
+        signatures.sign_run(folder)
+    snapshot = folder / "snapshots" / "step-0000000256"
+    snapshot.mkdir(parents=True)
+    (snapshot / "state.pkl").write_bytes(b"state")
+    manifest = {"step": 256, "score": None, "files": {"state.pkl": signatures.sha256(snapshot / "state.pkl")}}
+    (snapshot / "manifest.json").write_text(
+        json.dumps(signatures.signed_snapshot(folder, manifest) if signed else manifest)
+    )
+    return folder
+
+
+class RecordLocals(BaseCallback):
+    """Keeps the names of ``collect_rollouts``' locals that the callbacks see at the first step."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def _on_step(self) -> bool:
+        self.names = set(self.locals)
+        return False
 
 
 def assert_same_results(a: Path, b: Path) -> None:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.rlrun.cli.test_main import TINY
+from tests.rlrun.helpers import TINY_BUDGET
 
 IMPORT_ONLY = """\
 import sys
@@ -49,7 +49,7 @@ def test_importing_the_entry_registers_nothing(tmp_path: Path) -> None:
 
 
 def test_a_single_run_imports_nothing_of_the_sweep(tmp_path: Path) -> None:
-    result = python(SINGLE_RUN, ["env=gridworld", "algo=ppo", *TINY], tmp_path)
+    result = python(SINGLE_RUN, ["env=gridworld", "algo=ppo", *TINY_BUDGET], tmp_path)
     assert result.returncode == 0, result.stderr
     assert "mean return" in result.stdout + result.stderr
     modules = json.loads(result.stdout.rsplit("modules:", 1)[1])

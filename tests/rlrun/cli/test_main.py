@@ -11,16 +11,7 @@ from pathlib import Path
 
 import pytest
 
-TINY = [
-    "total_timesteps=256",
-    "eval.every=128",
-    "eval.episodes=2",
-    "eval.final_episodes=2",
-    "snapshot.every=128",
-    "algo.n_steps=32",
-    "algo.batch_size=16",
-    "algo.policy_kwargs={net_arch:[16]}",
-]
+from tests.rlrun.helpers import TINY_BUDGET
 
 
 def run(args: list[str], cwd: Path, prog: list[str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -40,7 +31,7 @@ def run_dirs(cwd: Path) -> list[Path]:
 
 
 def test_python_m_rlrun_trains_and_reports(tmp_path: Path) -> None:
-    result = run(["env=gridworld", "algo=ppo", *TINY], tmp_path)
+    result = run(["env=gridworld", "algo=ppo", *TINY_BUDGET], tmp_path)
     assert result.returncode == 0, result.stderr
     (run_dir,) = run_dirs(tmp_path)
     assert run_dir.parent.name == "gridworld-ppo"
@@ -59,7 +50,7 @@ def test_console_script_from_another_directory(tmp_path: Path) -> None:
     assert script is not None, "the rlrun console script is not installed"
     elsewhere = tmp_path / "somewhere" / "else"
     elsewhere.mkdir(parents=True)
-    result = run(["env=cartpole", "algo=ppo", "seed=1", *TINY], elsewhere, prog=[script])
+    result = run(["env=cartpole", "algo=ppo", "seed=1", *TINY_BUDGET], elsewhere, prog=[script])
     assert result.returncode == 0, result.stderr
     (run_dir,) = run_dirs(elsewhere)
     assert json.loads((run_dir / "run.json").read_text())["command"].startswith("rlrun env=cartpole")

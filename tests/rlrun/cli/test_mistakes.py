@@ -16,6 +16,7 @@ from rlrun.cli import mistakes
 from rlrun.cli.command_line import CommandLine
 from rlrun.config import schema
 from rlrun.config.errors import UserError
+from tests.rlrun.helpers import TINY_BUDGET
 
 
 def rlrun(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -101,9 +102,12 @@ def test_valid_overrides_pass_unchanged() -> None:
 
 
 def test_a_run_given_a_whole_float_trains_the_integer(tmp_path: Path) -> None:
-    from tests.rlrun.cli.test_main import TINY
-
-    args = ["env=gridworld", "algo=ppo", "total_timesteps=2.56e2", *(a for a in TINY if "total_timesteps" not in a)]
+    args = [
+        "env=gridworld",
+        "algo=ppo",
+        "total_timesteps=2.56e2",
+        *(a for a in TINY_BUDGET if "total_timesteps" not in a),
+    ]
     result = rlrun(args, tmp_path)
     assert result.returncode == 0, result.stderr
     (record,) = tmp_path.glob("outputs/runs/*/*/run.json")

@@ -13,7 +13,7 @@ import yaml
 
 from rlrun.config.errors import UserError
 from rlrun.record import signatures
-from tests.rlrun.record.test_signatures import run_folder
+from tests.rlrun.helpers import run_folder
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -3,19 +3,15 @@ env names the line it started at and a fix that fits (rlrun/make/gym_make.py, rl
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from rlrun.config.errors import UserError, innermost_outside
 from rlrun.make import gym_make, vec_envs
-from tests.rlrun.helpers import compose_config
+from tests.rlrun.helpers import QUICK_BUDGET, compose_config, run_with_packages
 
 ROOT = Path(__file__).resolve().parents[3]
-QUICK = ["total_timesteps=64", "eval.every=64", "eval.episodes=1", "eval.final_episodes=1", "progress_bar=false"]
 
 HELPER = '''\
 """Loads the simulator's model: where the failures below start."""
@@ -59,17 +55,12 @@ def make_package(where: Path, name: str, ids: dict[str, str]) -> Path:
     return package
 
 
-def run(module: str, args: list[str], cwd: Path, path: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HYDRA_FULL_ERROR": "0", "PYTHONPATH": os.pathsep.join([str(path), str(ROOT)])}
-    return subprocess.run(
-        [sys.executable, "-m", module, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
-
-
 def test_a_constructor_failure_names_the_line_in_the_users_code(tmp_path: Path) -> None:
     # Before: `failed while being made: AssertionError: ...` with `fix: fix the env's constructor`, no place.
     package = make_package(tmp_path / "src", "myrobot", {"myrobot/Fails-v0": "Fails"})
-    result = run("rlrun", ["env=gym", "env.id=myrobot:myrobot/Fails-v0", *QUICK], tmp_path, tmp_path / "src")
+    result = run_with_packages(
+        "rlrun", ["env=gym", "env.id=myrobot:myrobot/Fails-v0", *QUICK_BUDGET], tmp_path, tmp_path / "src"
+    )
     assert result.returncode == 2, result.stdout + result.stderr
     line = f"{package / 'helper.py'}:3"
     assert f"AssertionError: model robot.xml has no bodies (raised at {line})" in result.stderr
@@ -97,7 +88,7 @@ def test_a_failure_inside_an_installed_library_points_at_the_extras_pins(
 def test_a_reset_failure_in_rlrun_check_names_its_line(tmp_path: Path) -> None:
     package = make_package(tmp_path / "src", "mycam", {"mycam/ResetFails-v0": "ResetFails"})
     args = ["env=gym", "env.id=mycam:mycam/ResetFails-v0", "steps=20"]
-    result = run("rlrun.cli.check", args, tmp_path, tmp_path / "src")
+    result = run_with_packages("rlrun.cli.check", args, tmp_path, tmp_path / "src")
     assert result.returncode == 1, result.stdout + result.stderr
     text = " ".join(result.stdout.split())  # the report's lines are wrapped
     line = f"{package / 'helper.py'}:5"
@@ -119,8 +110,8 @@ def test_innermost_outside_skips_rlrun_frames() -> None:
 def test_an_id_of_an_installed_family_is_found_without_its_prefix(tmp_path: Path) -> None:
     # A fresh process: nothing imported gymnasium_robotics before rlrun looked for the id.
     args = ["env=gym", "env.id=FetchReach-v4", "algo=her", "algo.learning_starts=51", "algo.buffer_size=1000"]
-    args += ["algo.batch_size=16", "+algo.policy_kwargs.net_arch=[8]", *QUICK]
-    result = run("rlrun", args, tmp_path, tmp_path)
+    args += ["algo.batch_size=16", "+algo.policy_kwargs.net_arch=[8]", *QUICK_BUDGET]
+    result = run_with_packages("rlrun", args, tmp_path, tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "fetchreach-v4 + her, seed 0" in result.stdout + result.stderr
     assert "Adroit" not in result.stdout + result.stderr  # gymnasium_robotics' notice at import is silenced
@@ -158,7 +149,7 @@ def test_a_family_that_is_not_installed_is_named_with_its_extra(monkeypatch: pyt
 def test_a_step_failure_while_training_names_its_line(tmp_path: Path) -> None:
     # Before: Hydra's shortened traceback, ending in the env's exception.
     args = ["env=gym", "env.id=tests.rlrun.checks.tiny_envs:obs/StepFails-v0", "algo=ppo", "algo.n_steps=32"]
-    result = run("rlrun", [*args, "algo.batch_size=32", *QUICK], tmp_path, tmp_path)
+    result = run_with_packages("rlrun", [*args, "algo.batch_size=32", *QUICK_BUDGET], tmp_path, tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
     source = ROOT / "tests" / "rlrun" / "checks" / "tiny_envs.py"
     number = next(i for i, text in enumerate(source.read_text().splitlines(), 1) if "raise FloatingPointError" in text)
@@ -187,8 +178,8 @@ def test_innermost_outside_prefers_the_callers_line_to_the_standard_library(
 
 def test_a_bad_id_in_subprocess_workers_is_the_user_error(tmp_path: Path) -> None:
     # Before: the workers' broken pipe (`ConnectionResetError`) was what the run reported.
-    args = ["env=gym", "env.id=NoSuch-v0", "env.vec_env=subproc", "env.n_envs=1", *QUICK]
-    result = run("rlrun", args, tmp_path, tmp_path)
+    args = ["env=gym", "env.id=NoSuch-v0", "env.vec_env=subproc", "env.n_envs=1", *QUICK_BUDGET]
+    result = run_with_packages("rlrun", args, tmp_path, tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
     assert result.stderr.rstrip().endswith("list the registered ids with `rlrun-envs --all PATTERN`")
     assert "rlrun: error: cannot make env.id='NoSuch-v0'" in result.stderr

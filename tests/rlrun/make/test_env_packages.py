@@ -11,8 +11,7 @@ import pytest
 from rlrun.cli import envs
 from rlrun.config.errors import UserError
 from rlrun.make import gym_make, vec_envs
-from tests.rlrun.helpers import compose_config
-from tests.rlrun.make.test_env_errors import QUICK, run
+from tests.rlrun.helpers import QUICK_BUDGET, compose_config, run_with_packages
 
 
 def make_package(where: Path, name: str, env_id: str) -> None:
@@ -26,14 +25,16 @@ def make_package(where: Path, name: str, env_id: str) -> None:
 
 def test_an_id_of_a_module_in_env_packages_trains_and_evaluates_without_a_prefix(tmp_path: Path) -> None:
     make_package(tmp_path / "src", "roadsim", "road-fast-v0")
-    args = ["env=gym", "env.id=road-fast-v0", "env.packages=[roadsim]", "algo=ppo", "algo.n_steps=32", *QUICK]
-    result = run(
+    args = ["env=gym", "env.id=road-fast-v0", "env.packages=[roadsim]", "algo=ppo", "algo.n_steps=32", *QUICK_BUDGET]
+    result = run_with_packages(
         "rlrun", [*args, "algo.batch_size=32", f"hydra.run.dir={tmp_path / 'run'}"], tmp_path, tmp_path / "src"
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert json.loads((tmp_path / "run" / "run.json").read_text())["env"] == "road-fast-v0"
     # rlrun-eval makes the env from the run's config.yaml, which names the packages to import
-    evaluated = run("rlrun.cli.eval", [str(tmp_path / "run"), "--episodes", "2"], tmp_path, tmp_path / "src")
+    evaluated = run_with_packages(
+        "rlrun.cli.eval", [str(tmp_path / "run"), "--episodes", "2"], tmp_path, tmp_path / "src"
+    )
     assert evaluated.returncode == 0, evaluated.stdout + evaluated.stderr
 
 

@@ -13,7 +13,7 @@ import pytest
 from rlrun.make.nan import NonFiniteValue
 from rlrun.run.training import resume, train
 from tests.rlrun.helpers import compose_config, shrink
-from tests.rlrun.run.test_resume import Crash, crash_at
+from tests.rlrun.resume_helpers import Crash, crash_at
 
 
 class NaNAfter(gym.Env[np.ndarray, int]):

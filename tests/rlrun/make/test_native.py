@@ -90,8 +90,9 @@ def test_a_native_run_resumed_from_its_snapshot_is_bit_identical(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from rlrun.run.training import resume
+    from tests.rlrun.helpers import eval_rows
     from tests.rlrun.kill_during_snapshot import config
-    from tests.rlrun.run.test_resume import Crash, crash_at, eval_rows
+    from tests.rlrun.resume_helpers import Crash, crash_at
 
     overrides, steps = ["env=gridworld", "algo=ppo", "env.n_envs=4", "env.vectorization=native"], 512
     with monkeypatch.context() as patch:

@@ -21,7 +21,7 @@ import pytest
 from rlrun.record import lock
 from rlrun.run.training import train
 from tests.rlrun.kill_during_snapshot import STEPS, config
-from tests.rlrun.run.test_resume import Crash, crash_at
+from tests.rlrun.resume_helpers import Crash, crash_at
 
 TRIES = 10
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rlrun.record import signatures
-from tests.rlrun.run.test_received_folders import interrupted
+from tests.rlrun.resume_helpers import interrupted
 from tests.rlrun.table.helpers import make_run
 
 # About 1 KB of YAML that expands to 9**9 strings

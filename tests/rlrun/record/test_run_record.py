@@ -12,7 +12,7 @@ from rlrun.run.evaluation import EvalResult, PeriodicEvaluation
 from rlrun.run.training import resume, train
 from tests.rlrun.helpers import read_run_json as read
 from tests.rlrun.kill_during_snapshot import config
-from tests.rlrun.run.test_resume import Crash, crash_at
+from tests.rlrun.resume_helpers import Crash, crash_at
 
 PPO_RUN = ["env=gridworld", "algo=ppo"]
 STEPS = 512  # evaluations every 64 steps, snapshots every 128; 8 env copies

@@ -16,23 +16,7 @@ import pytest
 from rlrun.cli import trust
 from rlrun.config.errors import UserError
 from rlrun.record import signatures
-
-
-def run_folder(folder: Path, signed: bool = True) -> Path:
-    """A minimal run folder as rlrun writes one: config.yaml, run.json, a snapshot with its manifest."""
-    folder.mkdir(parents=True)
-    (folder / "config.yaml").write_text("seed: 0\nwrappers:\n  scale:\n    _target_: rlrun.envs.wrappers.ScaleReward\n")
-    (folder / "run.json").write_text(json.dumps({"status": "interrupted"}))
-    if signed:
-        signatures.sign_run(folder)
-    snapshot = folder / "snapshots" / "step-0000000256"
-    snapshot.mkdir(parents=True)
-    (snapshot / "state.pkl").write_bytes(b"state")
-    manifest = {"step": 256, "score": None, "files": {"state.pkl": signatures.sha256(snapshot / "state.pkl")}}
-    (snapshot / "manifest.json").write_text(
-        json.dumps(signatures.signed_snapshot(folder, manifest) if signed else manifest)
-    )
-    return folder
+from tests.rlrun.helpers import run_folder
 
 
 def check(folder: Path) -> None:

@@ -8,11 +8,11 @@ import signal
 from pathlib import Path
 
 import pytest
-import torch
 
 from rlrun.run.training import train
+from tests.rlrun.helpers import status
 from tests.rlrun.kill_during_snapshot import config
-from tests.rlrun.run.test_resume import eval_rows, kill_child, parameters, resume_in_fresh_process, status
+from tests.rlrun.resume_helpers import assert_bit_identical, kill_child, resume_in_fresh_process
 
 STEPS = 256  # tiny: snapshots every 64 steps, evaluations every 32
 CONTRIB = {  # sb3-contrib's defaults (~tuned: not the Zoo's presets), shrunk by tests.rlrun.helpers.shrink
@@ -35,6 +35,4 @@ def test_killed_and_resumed_contrib_run_is_bit_identical(tmp_path: Path, overrid
     train(cfg, tmp_path / "whole")
 
     assert status(tmp_path / "killed") == "completed"
-    assert eval_rows(tmp_path / "killed") == eval_rows(tmp_path / "whole")
-    whole, resumed = parameters(cfg, tmp_path / "whole"), parameters(cfg, tmp_path / "killed")
-    assert whole.keys() == resumed.keys() and all(torch.equal(whole[k], resumed[k]) for k in whole)
+    assert_bit_identical(tmp_path / "killed", tmp_path / "whole", cfg)

@@ -7,81 +7,28 @@ once without skipping the algorithm's per-step bookkeeping; subprocess env worke
 
 from __future__ import annotations
 
-import csv
-import json
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-import torch
-from hydra.utils import get_class
 from stable_baselines3 import DQN
 
 from rlrun.make import vec_envs
 from rlrun.run import signals, snapshots
 from rlrun.run.training import train
-from tests.rlrun.helpers import compose_config
+from tests.rlrun.helpers import compose_config, read_run_json
+from tests.rlrun.resume_helpers import (
+    SIGNALLED_RUN_SETTINGS,
+    assert_bit_identical,
+    resume_in_fresh_process,
+    snapshot_steps,
+    stop_by_signal,
+)
 
-REPO = Path(__file__).resolve().parents[3]
-TINY = [
-    "~tuned",
-    "algo.policy_kwargs={net_arch:[16]}",
-    "eval.every=80",  # the signals are sent after the evaluation at step 80
-    "eval.episodes=2",
-    "eval.final_episodes=2",
-    "eval.n_envs=1",
-    "snapshot.every=128",
-    "progress_bar=false",
-]
 PPO = ["env=gridworld", "algo=ppo", "env.n_envs=2", "total_timesteps=256", "algo.n_steps=16", "algo.batch_size=16"]
 OFF_POLICY = ["algo.buffer_size=1000", "algo.learning_starts=50", "algo.batch_size=16"]
 SAC = ["env=pointenv", "algo=sac", "total_timesteps=160", *OFF_POLICY]
 DQN_ = ["env=gridworld", "algo=dqn", "total_timesteps=256", "algo.exploration_fraction=0.5", *OFF_POLICY]
-
-
-def stop(run_dir: Path, name: str, count: int, overrides: list[str], target: str = "self") -> int:
-    """Run ``python -m rlrun`` (in its own session) that gets ``count`` signals after the evaluation at 80."""
-    args = [sys.executable, "-m", "tests.rlrun.signal_run", name, str(count), "80", target]
-    args += [*overrides, *TINY, f"hydra.run.dir={run_dir}"]
-    result = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=300, start_new_session=True)
-    assert "Traceback" not in result.stderr, result.stderr
-    return result.returncode
-
-
-def resume_in_fresh_process(run_dir: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "rlrun", f"resume={run_dir}", "progress_bar=false"],
-        cwd=run_dir.parent,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr
-
-
-def record(run_dir: Path) -> dict:
-    return json.loads((run_dir / "run.json").read_text())
-
-
-def snapshot_steps(run_dir: Path) -> list[int]:
-    return [snapshots.step_of(s) for s in snapshots.list_snapshots(run_dir / "snapshots")]
-
-
-def eval_rows(run_dir: Path) -> list[list[str]]:
-    with open(run_dir / "eval.csv") as f:
-        return [row[:4] for row in csv.reader(f)]  # all columns but wall_s
-
-
-def parameters(run_dir: Path, target: str) -> dict[str, torch.Tensor]:
-    return get_class(target).load(run_dir / "model.zip", device="cpu").policy.state_dict()
-
-
-def assert_bit_identical(run_dir: Path, whole: Path, target: str) -> None:
-    assert eval_rows(run_dir) == eval_rows(whole)
-    ours, theirs = parameters(run_dir, target), parameters(whole, target)
-    assert ours.keys() == theirs.keys() and all(torch.equal(ours[k], theirs[k]) for k in ours)
 
 
 @pytest.mark.parametrize(
@@ -97,39 +44,39 @@ def test_first_signal_stops_at_the_boundary_and_resumes_bit_identically(
     tmp_path: Path, name: str, overrides: list[str], target: str, boundary: int
 ) -> None:
     run_dir = tmp_path / "stopped"
-    status = stop(run_dir, name, 1, overrides, target)
+    status = stop_by_signal(run_dir, name, 1, overrides, target)
 
     assert status == 128 + signal.Signals[name]  # 130, 143, 140 (not 99: rlrun's handler was in force)
-    stopped = record(run_dir)
+    stopped = read_run_json(run_dir)
     assert stopped["status"] == "interrupted" and stopped["timesteps"] == boundary
     assert stopped["wall_s"] > 0 and stopped["fps"] == pytest.approx(boundary / stopped["wall_s"], rel=1e-2)
     assert snapshot_steps(run_dir)[-1] == boundary
-    cfg = compose_config(*overrides, *TINY)
+    cfg = compose_config(*overrides, *SIGNALLED_RUN_SETTINGS)
     train(cfg, tmp_path / "whole")
     resume_in_fresh_process(run_dir)
-    assert record(run_dir)["status"] == "completed"
-    assert_bit_identical(run_dir, tmp_path / "whole", cfg.algo._target_)
+    assert read_run_json(run_dir)["status"] == "completed"
+    assert_bit_identical(run_dir, tmp_path / "whole", cfg)
 
 
 def test_second_signal_stops_at_once_and_the_run_resumes(tmp_path: Path) -> None:
     run_dir = tmp_path / "stopped"
-    assert stop(run_dir, "SIGINT", 2, PPO) == 130
-    assert record(run_dir)["timesteps"] == 80 and snapshot_steps(run_dir)[-1] == 80  # mid-rollout
+    assert stop_by_signal(run_dir, "SIGINT", 2, PPO) == 130
+    assert read_run_json(run_dir)["timesteps"] == 80 and snapshot_steps(run_dir)[-1] == 80  # mid-rollout
     resume_in_fresh_process(run_dir)
-    final = record(run_dir)
+    final = read_run_json(run_dir)
     assert final["status"] == "completed" and final["resumes"][0]["from_step"] == 80
     assert final["timesteps"] == 272  # whole rollouts of 32 steps from step 80: past the 256 asked for
 
 
 def test_third_signal_ends_the_run_at_once_without_a_traceback(tmp_path: Path) -> None:
     run_dir = tmp_path / "stopped"
-    assert stop(run_dir, "SIGINT", 3, PPO) == 130  # stop() also asserts that no traceback was printed
-    assert record(run_dir)["status"] == "interrupted"
+    assert stop_by_signal(run_dir, "SIGINT", 3, PPO) == 130  # it also asserts that no traceback was printed
+    assert read_run_json(run_dir)["status"] == "interrupted"
 
 
 def test_second_signal_keeps_dqn_per_step_bookkeeping(tmp_path: Path) -> None:
     run_dir = tmp_path / "stopped"
-    assert stop(run_dir, "SIGTERM", 2, DQN_) == 143
+    assert stop_by_signal(run_dir, "SIGTERM", 2, DQN_) == 143
     (snapshot,) = [s for s in snapshots.list_snapshots(run_dir / "snapshots") if snapshots.step_of(s) == 80]
     model = DQN.load(snapshot / "model.zip", device="cpu")
     model.load_replay_buffer(snapshot / snapshots.BUFFER)
@@ -141,12 +88,12 @@ def test_second_signal_keeps_dqn_per_step_bookkeeping(tmp_path: Path) -> None:
 
 def test_sighup_a_closed_terminal_stops_at_the_boundary_with_a_snapshot(tmp_path: Path) -> None:
     run_dir = tmp_path / "stopped"
-    assert stop(run_dir, "SIGHUP", 1, PPO) == 129  # not 99: rlrun's handler was in force
-    stopped = record(run_dir)
+    assert stop_by_signal(run_dir, "SIGHUP", 1, PPO) == 129  # not 99: rlrun's handler was in force
+    stopped = read_run_json(run_dir)
     assert stopped["status"] == "interrupted" and stopped["timesteps"] == 96
     assert snapshot_steps(run_dir)[-1] == 96
     resume_in_fresh_process(run_dir)
-    assert record(run_dir)["status"] == "completed"
+    assert read_run_json(run_dir)["status"] == "completed"
 
 
 def test_env_workers_ignore_exactly_the_stop_signals() -> None:

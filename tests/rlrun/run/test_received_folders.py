@@ -7,8 +7,6 @@ import base64
 import json
 import pickle
 import shutil
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -26,8 +24,9 @@ from rlrun.run import snapshots
 from rlrun.run.loading import load_run
 from rlrun.run.resume_state import load_target
 from rlrun.run.training import resume, train
-from tests.rlrun.kill_during_snapshot import STEPS, config
-from tests.rlrun.run.test_resume import Crash, crash_at
+from tests.rlrun.helpers import cli, status
+from tests.rlrun.kill_during_snapshot import config
+from tests.rlrun.resume_helpers import interrupted
 
 OLD = Path(__file__).resolve().parents[2] / "fixtures" / "aaa907b"
 
@@ -42,27 +41,10 @@ class CreatesFile:
         return (open, (self.path, "w"))
 
 
-def interrupted(run_dir: Path) -> Path:
-    """A GridWorld PPO run stopped (a crash) after its snapshots at 256 and 512 steps; its newest snapshot."""
-    with pytest.MonkeyPatch.context() as patch:
-        crash_at(patch, int(STEPS * 0.6))
-        with pytest.raises(Crash):
-            train(config("env=gridworld", "algo=ppo"), run_dir)
-    return snapshots.list_snapshots(run_dir / "snapshots")[-1]
-
-
 def finished(run_dir: Path, *overrides: str) -> Path:
     """A completed GridWorld PPO run of this user's (with ``overrides``)."""
     train(config("env=gridworld", "algo=ppo", *overrides), run_dir)
     return run_dir
-
-
-def status(run_dir: Path) -> str:
-    return json.loads((run_dir / "run.json").read_text())["status"]
-
-
-def cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
 @pytest.mark.parametrize("signature", ["dropped", "kept"])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 import signal
@@ -13,69 +12,29 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-import torch
-from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from rlrun.config.errors import UserError
-from rlrun.make import models, vec_envs
 from rlrun.record import signatures
-from rlrun.run import interrupts, snapshots
+from rlrun.run import snapshots
 from rlrun.run.training import resume, train
+from tests.rlrun.helpers import cli, eval_rows, status
 from tests.rlrun.kill_during_snapshot import STEPS, config
+from tests.rlrun.resume_helpers import (
+    Crash,
+    assert_bit_identical,
+    crash_at,
+    interrupted,
+    kill_child,
+    resume_in_fresh_process,
+)
 
-REPO = Path(__file__).resolve().parents[3]
 NOISE = "algo.action_noise={_target_:stable_baselines3.common.noise.NormalActionNoise,mean:[0,0],sigma:[0.1,0.1]}"
-
-
-class Crash(Exception):
-    """Stands in for a process dying mid-run (in-process tests)."""
-
-
-def crash_at(monkeypatch: pytest.MonkeyPatch, step: int) -> None:
-    original = interrupts.InterruptCallback._on_step
-
-    def on_step(self: interrupts.InterruptCallback) -> bool:
-        if self.num_timesteps >= step:
-            raise Crash
-        return original(self)
-
-    monkeypatch.setattr(interrupts.InterruptCallback, "_on_step", on_step)
-
-
-def eval_rows(run_dir: Path) -> list[list[str]]:
-    with open(run_dir / "eval.csv") as f:
-        return [row[:4] for row in csv.reader(f)]  # all columns but wall_s
-
-
-def parameters(cfg: DictConfig, run_dir: Path) -> dict[str, torch.Tensor]:
-    env = vec_envs.make_vec(cfg, 1, seed=0) if models.uses_her(cfg) else None
-    return get_class(cfg.algo._target_).load(run_dir / "model.zip", env=env, device="cpu").policy.state_dict()
-
-
-def status(run_dir: Path) -> str:
-    return json.loads((run_dir / "run.json").read_text())["status"]
 
 
 def tree(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
-def kill_child(run_dir: Path, point: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run the kill helper in a child process: train (or ``resume``) until SIGKILL at ``point``."""
-    return subprocess.run(
-        [sys.executable, "-m", "tests.rlrun.kill_during_snapshot", str(run_dir), point, *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def resume_in_fresh_process(run_dir: Path) -> None:
-    result = cli([f"resume={run_dir}", "progress_bar=false"], run_dir.parent)
-    assert result.returncode == 0, result.stderr
 
 
 @pytest.mark.parametrize(
@@ -97,12 +56,7 @@ def test_killed_and_resumed_run_is_bit_identical(tmp_path: Path, overrides: list
     train(config(*overrides), tmp_path / "whole")
 
     assert status(tmp_path / "killed") == "completed"
-    assert eval_rows(tmp_path / "killed") == eval_rows(tmp_path / "whole")
-    whole, resumed = (
-        parameters(config(*overrides), tmp_path / "whole"),
-        parameters(config(*overrides), tmp_path / "killed"),
-    )
-    assert whole.keys() == resumed.keys() and all(torch.equal(whole[k], resumed[k]) for k in whole)
+    assert_bit_identical(tmp_path / "killed", tmp_path / "whole", config(*overrides))
 
 
 def test_logs_after_resume_have_no_duplicate_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -149,17 +103,13 @@ def test_all_snapshots_damaged_is_a_clear_error_that_touches_nothing(
     assert tree(tmp_path) == before
 
 
-def cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rlrun", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
-
-
 @pytest.mark.parametrize(
     ("target", "message"),
     [("missing", "no such folder"), ("not_a_run", "not a run folder (no run.json)")],
 )
 def test_bad_resume_target_creates_nothing(tmp_path: Path, target: str, message: str) -> None:
     (tmp_path / "not_a_run").mkdir()
-    result = cli([f"resume={target}"], tmp_path)
+    result = cli(["-m", "rlrun", f"resume={target}"], tmp_path)
     assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["not_a_run"]
 
@@ -168,9 +118,9 @@ def test_resume_refuses_overrides_that_change_training_and_allows_cosmetic_ones(
     run_dir = tmp_path / "run"
     train(config("env=gridworld", "algo=ppo"), run_dir)
     before = tree(run_dir)
-    refused = cli([f"resume={run_dir}", "algo.learning_rate=0.1"], tmp_path)
+    refused = cli(["-m", "rlrun", f"resume={run_dir}", "algo.learning_rate=0.1"], tmp_path)
     assert refused.returncode == 2 and "algo.learning_rate=0.1" in refused.stderr
-    done = cli([f"resume={run_dir}", "progress_bar=false"], tmp_path)
+    done = cli(["-m", "rlrun", f"resume={run_dir}", "progress_bar=false"], tmp_path)
     assert done.returncode == 0 and "already completed" in done.stdout
     assert tree(run_dir) == before
 
@@ -204,15 +154,6 @@ def test_sigterm_writes_a_snapshot_and_resumes(tmp_path: Path) -> None:
     assert record["status"] == "interrupted" and 0 < record["timesteps"] < 1_000_000
     (snapshot,) = snapshots.list_snapshots(run_dir / "snapshots")
     assert snapshots.is_complete(snapshot) and snapshots.manifest(snapshot)["step"] == record["timesteps"]
-
-
-def interrupted(tmp_path: Path) -> Path:
-    """A run stopped (a crash) after its snapshots at 256 and 512 steps."""
-    with pytest.MonkeyPatch.context() as patch:
-        crash_at(patch, int(STEPS * 0.6))
-        with pytest.raises(Crash):
-            train(config("env=gridworld", "algo=ppo"), tmp_path)
-    return snapshots.list_snapshots(tmp_path / "snapshots")[-1]
 
 
 def sha256_passes(monkeypatch: pytest.MonkeyPatch) -> Counter[Path]:
@@ -298,7 +239,7 @@ def assert_resume_refused_untouched(run_dir: Path, cwd: Path, message: str) -> N
     """``resume=run_dir`` exits 2 with ``message`` and no traceback, and leaves the folder as it was (but the
     writer's lock, taken before the record is read)."""
     before = tree(run_dir)
-    result = cli([f"resume={run_dir}"], cwd)
+    result = cli(["-m", "rlrun", f"resume={run_dir}"], cwd)
     assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr, result.stderr
     after = tree(run_dir)
     after.pop(".lock", None)

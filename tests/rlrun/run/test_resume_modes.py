@@ -20,7 +20,7 @@ from rlrun.run import snapshots
 from rlrun.run.training import resume, train
 from tests.rlrun.helpers import compose_config, shrink
 from tests.rlrun.kill_during_snapshot import config
-from tests.rlrun.run.test_resume import Crash, crash_at
+from tests.rlrun.resume_helpers import Crash, crash_at
 
 REPO = Path(__file__).resolve().parents[3]
 TEST_ENV = "env.id=tests.rlrun.resume_envs:resumetest/{}"

@@ -14,7 +14,8 @@ import pytest
 from rlrun.config.errors import UserError
 from rlrun.record import formats, lock, signatures
 from rlrun.run.training import resume
-from tests.rlrun.run.test_received_folders import cli, interrupted, status
+from tests.rlrun.helpers import cli, status
+from tests.rlrun.resume_helpers import interrupted
 
 OUTSIDE = "precious\n"
 

@@ -28,6 +28,7 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor, VecNormalize
 
 from rlrun.run import seam
+from tests.rlrun.helpers import RecordLocals
 
 RLRUN = Path(seam.__file__).resolve().parents[1]
 
@@ -68,18 +69,6 @@ def test_the_seam_lists_the_methods_it_calls() -> None:
     names = {name for _, name, _ in METHODS}
     listed = {*seam.ALGORITHM_METHODS, *seam.OFF_POLICY_METHODS, *seam.VEC_ENV_CONTRACT}
     assert listed - {"_seeds", "_options"} == names
-
-
-class RecordLocals(BaseCallback):
-    """Keeps the names of ``collect_rollouts``' locals that the callbacks see at the first step."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.names: set[str] = set()
-
-    def _on_step(self) -> bool:
-        self.names = set(self.locals)
-        return False
 
 
 @pytest.mark.parametrize("algo", [PPO, DQN], ids=["on-policy", "off-policy"])

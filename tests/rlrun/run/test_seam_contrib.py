@@ -18,7 +18,7 @@ from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 from rlrun.run import seam
-from tests.rlrun.run.test_seam import RecordLocals
+from tests.rlrun.helpers import RecordLocals
 
 
 def recurrent(n_envs: int = 2) -> RecurrentPPO:

@@ -17,7 +17,8 @@ from rlrun.record import signatures
 from rlrun.run import snapshots
 from rlrun.run.resume_state import load_target
 from rlrun.run.training import resume
-from tests.rlrun.run.test_received_folders import interrupted, status
+from tests.rlrun.helpers import status
+from tests.rlrun.resume_helpers import interrupted
 
 REPO = Path(__file__).resolve().parents[3]
 

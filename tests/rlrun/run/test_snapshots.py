@@ -18,7 +18,7 @@ from rlrun.record import signatures
 from rlrun.run import snapshots
 from rlrun.run.training import resume, train
 from tests.rlrun.kill_during_snapshot import config
-from tests.rlrun.run.test_resume import Crash, crash_at, kill_child
+from tests.rlrun.resume_helpers import Crash, crash_at, kill_child
 
 DQN_RUN = ["env=gridworld", "algo=dqn"]  # off-policy (a replay buffer) and fast
 PPO_RUN = ["env=gridworld", "algo=ppo"]

@@ -203,7 +203,7 @@ def test_a_resume_builds_its_envs_once_and_loads_the_snapshot_model(
     tiny_config: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from rlrun.run.training import resume
-    from tests.rlrun.run.test_resume import Crash, crash_at
+    from tests.rlrun.resume_helpers import Crash, crash_at
 
     cfg = tiny_config("env=gridworld", "algo=ppo", "env.n_envs=2", "eval.n_envs=2")
     with monkeypatch.context() as patch:

@@ -18,7 +18,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from tests.rlrun.sweep.test_sweep import GRIDWORLD
+from tests.rlrun.sweep_helpers import GRIDWORLD_2048_STEPS
 
 SBATCH = """
     import json, re, sys
@@ -68,7 +68,7 @@ def fake_slurm(folder: Path) -> Path:
 
 def test_a_stopped_slurm_sweep_cancels_its_queued_jobs(tmp_path: Path) -> None:
     slurm = fake_slurm(tmp_path / "slurm")
-    args = [*GRIDWORLD, "seed=0,1", "sweep=queued", "hydra/launcher=slurm", "hydra.launcher.partition=cpu"]
+    args = [*GRIDWORLD_2048_STEPS, "seed=0,1", "sweep=queued", "hydra/launcher=slurm", "hydra.launcher.partition=cpu"]
     with open(tmp_path / "sweep.out", "wb") as out:
         sweep = subprocess.Popen(
             [sys.executable, "-m", "rlrun", "-m", *args],

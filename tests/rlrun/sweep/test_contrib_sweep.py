@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from tests.rlrun.helpers import read_run_json
-from tests.rlrun.sweep.test_sweep import sweep
+from tests.rlrun.sweep_helpers import sweep
 
 TINY = [
     "env=cartpole",

@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 
 from tests.rlrun.helpers import read_run_json as record
-from tests.rlrun.sweep.test_sweep import GRIDWORLD, sweep
+from tests.rlrun.sweep_helpers import GRIDWORLD_2048_STEPS, sweep
 
 
 def test_a_sigkilled_joblib_worker_fails_its_job_alone_and_the_other_completes(tmp_path: Path) -> None:
-    args = [*GRIDWORLD, "seed=0,1", "sweep=killed", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
+    args = [*GRIDWORLD_2048_STEPS, "seed=0,1", "sweep=killed", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
     process = subprocess.Popen(
         [sys.executable, "-m", "rlrun", "-m", *args],
         cwd=tmp_path,
@@ -51,6 +51,8 @@ def test_a_sigkilled_joblib_worker_fails_its_job_alone_and_the_other_completes(t
 
 
 def test_a_launcher_that_cannot_start_fails_the_sweep(tmp_path: Path) -> None:
-    result = sweep([*GRIDWORLD, "seed=0,1", "sweep=none", "hydra/launcher=joblib", "hydra.launcher.n_jobs=0"], tmp_path)
+    result = sweep(
+        [*GRIDWORLD_2048_STEPS, "seed=0,1", "sweep=none", "hydra/launcher=joblib", "hydra.launcher.n_jobs=0"], tmp_path
+    )
     assert result.returncode == 1, result.stdout + result.stderr
     assert "the launcher stopped" in result.stderr

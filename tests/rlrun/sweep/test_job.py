@@ -12,7 +12,7 @@ from omegaconf import DictConfig
 from rlrun.run.training import train
 from rlrun.sweep.job import run_job
 from rlrun.sweep.plan import RESUME, TRAIN
-from tests.rlrun.run.test_resume import Crash, crash_at
+from tests.rlrun.resume_helpers import Crash, crash_at
 
 META = {"env": "gridworld", "algo": "ppo"}
 

@@ -25,21 +25,7 @@ from omegaconf import OmegaConf
 
 from rlrun.run.training import train
 from tests.rlrun.helpers import assert_same_results, compose_config
-
-# GridWorld PPO (its preset, a smaller budget and net): 32 rollouts of 128 steps, a snapshot every 2
-GRIDWORLD = [
-    "env=gridworld",
-    "algo=ppo",
-    "total_timesteps=4096",
-    "algo.n_steps=16",
-    "algo.batch_size=64",
-    "algo.policy_kwargs={net_arch:[16]}",
-    "eval.every=2048",
-    "eval.episodes=2",
-    "eval.final_episodes=2",
-    "eval.n_envs=2",
-    "snapshot.every=256",
-]
+from tests.rlrun.sweep_helpers import GRIDWORLD_4096_STEPS, sweep_command
 
 
 @pytest.mark.parametrize(
@@ -72,12 +58,8 @@ def test_rlrun_launcher_configs_compose(overrides: list[str], target: str, value
     assert {key: settings[key] for key in values} == values
 
 
-def command(args: list[str]) -> list[str]:
-    return [sys.executable, "-m", "rlrun", "-m", *args]
-
-
 def sweep(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command(args), cwd=cwd, env=env, capture_output=True, text=True, timeout=400)
+    return subprocess.run(sweep_command(args), cwd=cwd, env=env, capture_output=True, text=True, timeout=400)
 
 
 def record(run_dir: Path) -> dict:
@@ -90,9 +72,9 @@ def sweep_record(sweep_dir: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Seed 0 of ``GRIDWORLD`` trained without a stop, in this process."""
+    """Seed 0 of ``GRIDWORLD_4096_STEPS`` trained without a stop, in this process."""
     run_dir = tmp_path_factory.mktemp("reference") / "run"
-    train(compose_config(*GRIDWORLD, "seed=0"), run_dir)
+    train(compose_config(*GRIDWORLD_4096_STEPS, "seed=0"), run_dir)
     return run_dir
 
 
@@ -118,7 +100,7 @@ def test_submitit_job_warned_by_usr2_ends_interrupted_and_the_same_command_conti
     # a time limit of 5 minutes is always "timed out" for submitit and max_num_timeout=0 forbids a requeue,
     # as on a cluster whose job has used up its requeues: the job must end interrupted, never failed
     args = [
-        *GRIDWORLD,
+        *GRIDWORLD_4096_STEPS,
         "seed=0,1",
         "sweep=cluster",
         "hydra/launcher=submitit_local",
@@ -126,7 +108,9 @@ def test_submitit_job_warned_by_usr2_ends_interrupted_and_the_same_command_conti
         "+hydra.launcher.max_num_timeout=0",
     ]
     sweep_dir = tmp_path / "outputs" / "sweeps" / "cluster"
-    process = subprocess.Popen(command(args), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        sweep_command(args), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     warned = signal_when_snapshotted(process, sweep_dir, "gridworld-ppo/*/seed-0")
     output, _ = process.communicate(timeout=400)
     assert process.returncode == 1, output
@@ -150,9 +134,11 @@ def test_submitit_job_warned_by_usr2_ends_interrupted_and_the_same_command_conti
 
 def test_submitit_requeues_a_job_warned_by_usr2_and_the_requeue_resumes_it(tmp_path: Path, reference: Path) -> None:
     # submitit_local's defaults: a 60-minute limit, so a USR2 now is a pre-emption, which submitit requeues
-    args = [*GRIDWORLD, "seed=0", "sweep=preempted", "hydra/launcher=submitit_local"]
+    args = [*GRIDWORLD_4096_STEPS, "seed=0", "sweep=preempted", "hydra/launcher=submitit_local"]
     sweep_dir = tmp_path / "outputs" / "sweeps" / "preempted"
-    process = subprocess.Popen(command(args), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        sweep_command(args), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     warned = signal_when_snapshotted(process, sweep_dir, "gridworld-ppo/*/seed-0")
     output, _ = process.communicate(timeout=400)
     assert process.returncode == 0, output  # one command: the requeued job finished the run
@@ -223,10 +209,10 @@ def test_ray_sweep_on_a_running_cluster_survives_a_killed_worker_and_the_same_co
     tmp_path: Path, ray_head: RayHead, reference: Path
 ) -> None:
     address = f"hydra.launcher.ray.init.address={ray_head.address}"
-    args = [*GRIDWORLD, "seed=0,1", "sweep=ray", "hydra/launcher=ray", address]
+    args = [*GRIDWORLD_4096_STEPS, "seed=0,1", "sweep=ray", "hydra/launcher=ray", address]
     sweep_dir = tmp_path / "outputs" / "sweeps" / "ray"
     process = subprocess.Popen(
-        command(args), cwd=tmp_path, env=ray_head.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        sweep_command(args), cwd=tmp_path, env=ray_head.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     killed = signal_when_snapshotted(process, sweep_dir, "gridworld-ppo/*/seed-0", signal.SIGKILL)
     output, _ = process.communicate(timeout=400)

@@ -18,7 +18,7 @@ ray = pytest.importorskip("ray")
 import psutil  # noqa: E402  Ray's own copy where none is installed (ray/thirdparty_files, on sys.path once imported)
 
 from hydra_plugins.rlrun_ray_launcher.ray_launcher import LOCAL_WARNING, _init_settings  # noqa: E402
-from tests.rlrun.sweep.test_launchers import GRIDWORLD, command  # noqa: E402
+from tests.rlrun.sweep_helpers import GRIDWORLD_4096_STEPS, sweep_command  # noqa: E402
 
 LOOPBACK = {"127.0.0.1", "::1"}
 
@@ -41,14 +41,16 @@ def listening(pid: int) -> dict[tuple[str, int], str]:
 
 def test_a_local_ray_sweep_starts_no_dashboard_and_warns_of_what_listens_beyond_loopback(tmp_path: Path) -> None:
     args = [
-        *GRIDWORLD,
+        *GRIDWORLD_4096_STEPS,
         "seed=0",
         "sweep=local",
         "hydra/launcher=ray",
         "hydra.launcher.ray.init.num_cpus=1",
         "hydra.launcher.ray.init.object_store_memory=100000000",
     ]
-    sweep = subprocess.Popen(command(args), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    sweep = subprocess.Popen(
+        sweep_command(args), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     try:
         # once the job has written a snapshot, every server of the Ray is up (driver, raylet, the job's worker)
         deadline = time.monotonic() + 300

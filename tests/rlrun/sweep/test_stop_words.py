@@ -7,7 +7,7 @@ import signal
 from pathlib import Path
 
 from rlrun.sweep.job import STOP_FILE, _sweep_signal
-from tests.rlrun.sweep.test_stop import ARGS, running_jobs, start_sweep, wait_until_gone
+from tests.rlrun.sweep_helpers import TWO_JOB_SWEEP, running_jobs, start_sweep, wait_until_gone
 
 
 def test_the_stop_marker_names_the_sweeps_signal(tmp_path: Path) -> None:
@@ -19,7 +19,7 @@ def test_the_stop_marker_names_the_sweeps_signal(tmp_path: Path) -> None:
 
 def test_sigint_to_the_sweep_alone_reports_its_jobs_interrupted_by_sigint(tmp_path: Path) -> None:
     sweep_dir = tmp_path / "outputs" / "sweeps" / "ctrl-c"
-    process = start_sweep([*ARGS, "sweep=ctrl-c"], tmp_path)
+    process = start_sweep([*TWO_JOB_SWEEP, "sweep=ctrl-c"], tmp_path)
     processes = running_jobs(process, sweep_dir, 2)
     process.send_signal(signal.SIGINT)  # the sweep's process alone, as a Ctrl-C its workers do not get
     process.wait(timeout=120)

@@ -17,6 +17,7 @@ import pytest
 
 from tests.rlrun.helpers import assert_same_results
 from tests.rlrun.helpers import read_run_json as record
+from tests.rlrun.sweep_helpers import GRIDWORLD_2048_STEPS, sweep
 
 # Test envs of the user's own, imported by the workers from PYTHONPATH: Coin learns, Crash raises mid-training.
 SWEEP_ENVS = """\
@@ -65,32 +66,6 @@ TINY_GYM = [
     "eval.n_envs=1",
     "snapshot.every=128",
 ]
-# GridWorld PPO (its preset with a smaller budget): long enough to be stopped between two snapshots
-GRIDWORLD = [
-    "env=gridworld",
-    "algo=ppo",
-    "total_timesteps=2048",
-    "algo.n_steps=16",
-    "algo.batch_size=64",
-    "algo.n_epochs=2",
-    "algo.policy_kwargs={net_arch:[16]}",
-    "eval.every=1024",
-    "eval.episodes=2",
-    "eval.final_episodes=2",
-    "eval.n_envs=2",
-    "snapshot.every=256",
-]
-
-
-def sweep(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rlrun", "-m", *args],
-        cwd=cwd,
-        env={**os.environ, "HYDRA_FULL_ERROR": "0", "PYTHONPATH": str(cwd)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def files(folder: Path) -> dict[str, tuple[bytes, int]]:
@@ -170,9 +145,9 @@ def _stop_when_snapshotted(process: subprocess.Popen[str], job_glob: str, sweep_
 
 
 def test_a_worker_stopped_by_sigterm_continues_bit_identical_and_launchers_agree(tmp_path: Path) -> None:
-    reference = sweep([*GRIDWORLD, "seed=0,1", "sweep=basic"], tmp_path)
+    reference = sweep([*GRIDWORLD_2048_STEPS, "seed=0,1", "sweep=basic"], tmp_path)
     assert reference.returncode == 0, reference.stdout + reference.stderr
-    args = [*GRIDWORLD, "seed=0,1", "sweep=joblib", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
+    args = [*GRIDWORLD_2048_STEPS, "seed=0,1", "sweep=joblib", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
     process = subprocess.Popen(
         [sys.executable, "-m", "rlrun", "-m", *args],
         cwd=tmp_path,
@@ -199,7 +174,7 @@ def test_a_worker_stopped_by_sigterm_continues_bit_identical_and_launchers_agree
 
 def test_joblib_jobs_start_their_own_subprocess_env_copies(tmp_path: Path) -> None:
     """Workers come from a fork server; a job's SubprocVecEnv starts its own processes from there."""
-    args = [*GRIDWORLD, "total_timesteps=512", "env.vec_env=subproc", "env.n_envs=2", "algo.batch_size=32"]
+    args = [*GRIDWORLD_2048_STEPS, "total_timesteps=512", "env.vec_env=subproc", "env.n_envs=2", "algo.batch_size=32"]
     args += ["seed=0,1", "sweep=subproc"]
     result = sweep([*args, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"], tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -210,7 +185,7 @@ def test_joblib_jobs_start_their_own_subprocess_env_copies(tmp_path: Path) -> No
 def test_ctrl_c_stops_the_whole_sweep_and_leaves_it_resumable(tmp_path: Path) -> None:
     """Ctrl-C (SIGINT to the terminal's process group) on a sweep run by the basic launcher."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "rlrun", "-m", *GRIDWORLD, "seed=0,1", "sweep=stopped"],
+        [sys.executable, "-m", "rlrun", "-m", *GRIDWORLD_2048_STEPS, "seed=0,1", "sweep=stopped"],
         cwd=tmp_path,
         env={**os.environ, "HYDRA_FULL_ERROR": "0"},
         stdout=subprocess.PIPE,

@@ -14,7 +14,7 @@ from rlrun.config.keys import config_hash
 from rlrun.config.resolvers import sweep_subdir
 from rlrun.run.training import resume, train
 from tests.rlrun.helpers import TINY_RUN, compose_config
-from tests.rlrun.run.test_resume import Crash, crash_at
+from tests.rlrun.resume_helpers import Crash, crash_at
 
 REPO = Path(__file__).resolve().parents[3]
 SMALL_ROLLOUTS = ["env.n_envs=2", "algo.batch_size=64", "eval.every=64", "snapshot.every=128"]

@@ -20,7 +20,8 @@ from rlrun.record import signatures
 from rlrun.record.formats import parse_eval_csv
 from rlrun.run.training import resume, train
 from tests.rlrun.helpers import TINY_RUN, compose_config
-from tests.rlrun.run.test_resume import Crash, crash_at
+from tests.rlrun.resume_helpers import Crash, crash_at
+from tests.rlrun.sweep_helpers import SMALL_STUDY, run_tune
 
 mlflow = pytest.importorskip("mlflow")
 
@@ -274,9 +275,7 @@ def test_sync_imports_a_run_trained_without_a_logger_once(store: str, tmp_path: 
 
 
 def test_a_study_is_a_run_with_a_run_per_trial_and_the_seeds_under_it(tmp_path: Path) -> None:
-    from tests.rlrun.tune.test_tune import STUDY, run_tune
-
-    result = run_tune(tmp_path, *STUDY, *MLFLOW, "tune.trials=1", "tune.validate_seeds=0")
+    result = run_tune(tmp_path, *SMALL_STUDY, *MLFLOW, "tune.trials=1", "tune.validate_seeds=0")
     assert result.returncode == 0, result.stderr
     store = f"sqlite:///{tmp_path / 'outputs' / 'mlflow.db'}"
     runs = client(store).search_runs([client(store).get_experiment_by_name("rlrun").experiment_id])

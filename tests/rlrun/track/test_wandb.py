@@ -25,6 +25,7 @@ from rlrun.track.base import RunInfo
 from rlrun.track.loggers import make_trackers
 from rlrun.track.wandb import WandbTracker, resolved_mode, run_folders, upload
 from tests.rlrun.helpers import compose_config
+from tests.rlrun.sweep_helpers import TINY_STUDY_BUDGET, tune_command
 
 REPO = Path(__file__).resolve().parents[3]
 WANDB = [sys.executable, "-m", "wandb"]  # W&B's CLI as the product runs it: the interpreter's, wherever its scripts lie
@@ -268,10 +269,14 @@ def test_sweep_jobs_share_the_sweep_as_their_group(tmp_path: Path, env: dict) ->
 
 
 def test_a_study_is_a_group_with_a_run_per_trial_and_its_seeds(tmp_path: Path, env: dict) -> None:
-    from tests.rlrun.tune.test_tune import TINY as TUNE_TINY
-    from tests.rlrun.tune.test_tune import tune_command
-
-    study = ["env=gridworld", "algo=ppo", *TUNE_TINY, "tune.study=small", "tune.trials=1", "tune.validate_seeds=0"]
+    study = [
+        "env=gridworld",
+        "algo=ppo",
+        *TINY_STUDY_BUDGET,
+        "tune.study=small",
+        "tune.trials=1",
+        "tune.validate_seeds=0",
+    ]
     command = tune_command(tmp_path, *study, "tune.seeds=1", "logger=[tensorboard,wandb]")
     result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr

@@ -12,6 +12,7 @@ from omegaconf import OmegaConf
 from rlrun.config.errors import UserError
 from rlrun.tune import space
 from tests.rlrun.helpers import compose_config
+from tests.rlrun.sweep_helpers import BAD_SPACE_ENTRIES
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -37,20 +38,7 @@ def test_every_shipped_search_space_passes_its_own_checks(algo: str, env: str) -
     assert all(param.key.startswith("algo.") for param in params)
 
 
-BAD_ENTRIES = {
-    "unknown key": ({"algo.lerning_rate": {"type": "float", "low": 0.1, "high": 1}}, "not an argument of PPO"),
-    "low above high": ({"algo.gamma": {"type": "float", "low": 0.99, "high": 0.9}}, "low=0.99 > high=0.9"),
-    "log with low 0": ({"algo.ent_coef": {"type": "float", "low": 0, "high": 1, "log": True}}, "needs low > 0"),
-    "empty choices": ({"algo.n_steps": {"type": "categorical", "choices": []}}, "non-empty list"),
-    "unknown type": ({"algo.gamma": {"type": "uniform", "low": 0.9, "high": 0.99}}, "unknown type 'uniform'"),
-    "unknown field": ({"algo.gamma": {"type": "float", "low": 0.9, "hi": 0.99}}, "hi is not a field"),
-    "wrong value type": ({"algo.n_steps": {"type": "categorical", "choices": [64, "many"]}}, "wrong type"),
-    "not trained on": ({"seed": {"type": "int", "low": 0, "high": 9}}, "does not change what is trained"),
-    "not in the config": ({"total_timestep": {"type": "int", "low": 1, "high": 9}}, "not a key of the config"),
-}
-
-
-@pytest.mark.parametrize("entries, message", BAD_ENTRIES.values(), ids=BAD_ENTRIES.keys())
+@pytest.mark.parametrize("entries, message", BAD_SPACE_ENTRIES.values(), ids=BAD_SPACE_ENTRIES.keys())
 def test_each_bad_search_space_entry_is_named_with_its_fix(entries: dict[str, Any], message: str) -> None:
     with pytest.raises(UserError) as caught:
         params = space.parse_space(entries, "search_space=test")

@@ -17,7 +17,6 @@ from typing import Any
 
 import optuna
 import pytest
-import yaml
 from omegaconf import OmegaConf
 from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
@@ -26,45 +25,16 @@ from optuna.trial import TrialState
 from rlrun.cli import tune
 from rlrun.config.errors import UserError
 from tests.rlrun.helpers import compose_config
-from tests.rlrun.tune.test_space import BAD_ENTRIES
+from tests.rlrun.sweep_helpers import (
+    BAD_SPACE_ENTRIES,
+    SEARCH_SPACES,
+    SMALL_STUDY,
+    TINY_STUDY_BUDGET,
+    run_tune,
+    tune_command,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
-# A few hundred steps of PPO with a tiny net: two evaluations (256, 512), two final episodes.
-TINY = [
-    "total_timesteps=512",
-    "eval.every=256",
-    "eval.episodes=2",
-    "eval.final_episodes=2",
-    "eval.n_envs=2",
-    "snapshot.every=512",
-    "env.n_envs=1",
-    "algo.n_steps=128",
-    "algo.batch_size=64",
-    "algo.n_epochs=2",
-]
-SPACES = {
-    "tiny": {
-        "algo.learning_rate": {"type": "float", "low": 1.0e-4, "high": 1.0e-2, "log": True},
-        "algo.policy_kwargs.net_arch": {"type": "categorical", "choices": [[16], [32]]},
-    },
-    # 100-step episodes score far below 10-step ones: hyperband prunes the second trial at its first rung.
-    "episodes": {"env.max_episode_steps": {"type": "categorical", "choices": [10, 100]}},
-    # an infinite entropy bonus passes every check, then training raises on NaN logits
-    "crash": {"algo.ent_coef": {"type": "categorical", "choices": [0.0, math.inf]}},
-}
-
-
-def tune_command(tmp_path: Path, *args: str, space: str = "tiny") -> list[str]:
-    conf = tmp_path / "conf" / "search_space"
-    conf.mkdir(parents=True, exist_ok=True)
-    (conf / f"{space}.yaml").write_text(f"# {space}\n" + yaml.safe_dump(SPACES[space]))
-    return [sys.executable, "-m", "rlrun.cli.tune", f"--config-dir={tmp_path / 'conf'}", f"search_space={space}", *args]
-
-
-def run_tune(tmp_path: Path, *args: str, space: str = "tiny") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = tune_command(tmp_path, *args, space=space)
-    return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
 
 
 def journal(folder: Path, name: str) -> optuna.Study:
@@ -76,18 +46,15 @@ def states(study: optuna.Study) -> list[TrialState]:
     return [trial.state for trial in study.get_trials()]
 
 
-STUDY = ["env=gridworld", "algo=ppo", *TINY, "tune.seeds=2", "tune.study=small"]
-
-
 @pytest.fixture(scope="module")
 def small_study(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A study of 1 trial without validation, then the same command with tune.trials=2 and validation."""
     tmp_path = tmp_path_factory.mktemp("tune")
-    first = run_tune(tmp_path, *STUDY, "tune.trials=1", "tune.validate_seeds=0")
+    first = run_tune(tmp_path, *SMALL_STUDY, "tune.trials=1", "tune.validate_seeds=0")
     folder = tmp_path / "outputs" / "tune" / "small"
     stamps = {path: path.stat().st_mtime_ns for path in sorted((folder / "trials").glob("*/seed-*/run.json"))}
     table_after_first = (folder / "table.md").exists()
-    second = run_tune(tmp_path, *STUDY, "tune.trials=2", "tune.validate_seeds=2")
+    second = run_tune(tmp_path, *SMALL_STUDY, "tune.trials=2", "tune.validate_seeds=2")
     return {"first": first, "second": second, "folder": folder, "stamps": stamps, "tmp_path": tmp_path,
             "table_after_first": table_after_first}  # fmt: skip
 
@@ -150,11 +117,11 @@ def test_the_report_on_demand_keeps_the_validation_runs_and_another_command_is_r
     small_study: dict[str, Any],
 ) -> None:
     tmp_path, folder = small_study["tmp_path"], small_study["folder"]
-    again = run_tune(tmp_path, *STUDY, "tune.trials=2", "tune.validate_seeds=2", "tune.report=true")
+    again = run_tune(tmp_path, *SMALL_STUDY, "tune.trials=2", "tune.validate_seeds=2", "tune.report=true")
     assert again.returncode == 0, again.stderr[-3000:]
     assert "4 runs (0 kept" not in again.stdout and "0 runs (4 kept from before)" in again.stdout
     assert "started" not in again.stdout  # no trial
-    other = run_tune(tmp_path, *STUDY, "algo.gamma=0.9", "tune.trials=3")
+    other = run_tune(tmp_path, *SMALL_STUDY, "algo.gamma=0.9", "tune.trials=3")
     assert other.returncode == 2, other.stderr[-3000:]
     assert "study small was started with overrides" in other.stderr and "tune.study=NAME" in other.stderr
     assert states(journal(folder, "small")) == [TrialState.COMPLETE] * 2
@@ -169,7 +136,7 @@ def test_a_trial_the_pruner_stops_is_recorded_pruned_and_its_seeds_end(tmp_path:
     study.enqueue_trial({"env.max_episode_steps": 100})
     # One hyperband bracket (total_timesteps / eval.every < 3): its first rung, at step 4000, compares the trials;
     # the budget leaves the seeds' processes far from their end when the pruner stops them
-    budget = [o for o in TINY if not o.startswith(("total_timesteps=", "eval.every="))]
+    budget = [o for o in TINY_STUDY_BUDGET if not o.startswith(("total_timesteps=", "eval.every="))]
     budget += ["total_timesteps=10000", "eval.every=4000"]
     args = ["env=pointenv", "algo=ppo", *budget, "tune.study=prune", "tune.pruner=hyperband", "tune.seeds=2"]
     done = run_tune(tmp_path, *args, "tune.trials=2", "tune.validate_seeds=0", space="episodes")
@@ -188,7 +155,7 @@ def test_a_failing_trial_is_recorded_with_its_error_and_the_study_goes_on(tmp_pa
     study = optuna.create_study(study_name="crash", storage=url, direction="maximize")
     study.enqueue_trial({"algo.ent_coef": math.inf})
     study.enqueue_trial({"algo.ent_coef": 0.0})
-    args = ["env=gridworld", "algo=ppo", *TINY, "tune.study=crash", f"tune.storage={url}", "tune.seeds=1"]
+    args = ["env=gridworld", "algo=ppo", *TINY_STUDY_BUDGET, "tune.study=crash", f"tune.storage={url}", "tune.seeds=1"]
     every_trial_failed = run_tune(tmp_path, *args, "tune.trials=1", "tune.validate_seeds=0", space="crash")
     assert every_trial_failed.returncode == 1
     # an infinite entropy coefficient makes the policy's probabilities NaN; torch's sampling refuses them
@@ -203,7 +170,7 @@ def test_a_failing_trial_is_recorded_with_its_error_and_the_study_goes_on(tmp_pa
 
 
 def test_two_processes_share_one_study(tmp_path: Path) -> None:
-    args = ["env=gridworld", "algo=ppo", *TINY, "tune.study=shared", "tune.seeds=1", "tune.trials=2"]
+    args = ["env=gridworld", "algo=ppo", *TINY_STUDY_BUDGET, "tune.study=shared", "tune.seeds=1", "tune.trials=2"]
     command = tune_command(tmp_path, *args, "tune.validate_seeds=0")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     processes = [subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True) for _ in "ab"]
@@ -216,7 +183,7 @@ def test_two_processes_share_one_study(tmp_path: Path) -> None:
 
 
 def test_a_trial_left_running_by_a_dead_process_is_tried_again(tmp_path: Path) -> None:
-    args = ["env=gridworld", "algo=ppo", *TINY, "tune.study=dead", "tune.seeds=1", "tune.trials=1"]
+    args = ["env=gridworld", "algo=ppo", *TINY_STUDY_BUDGET, "tune.study=dead", "tune.seeds=1", "tune.trials=1"]
     command = tune_command(tmp_path, *args, "tune.validate_seeds=0")
     killed = subprocess.Popen(command, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
     folder = tmp_path / "outputs" / "tune" / "dead"
@@ -247,7 +214,7 @@ def test_bad_tune_keys_are_named(key: str, value: Any) -> None:
 
 
 def test_bad_input_exits_2_before_anything_is_written(tmp_path: Path) -> None:
-    SPACES["bad"] = BAD_ENTRIES["unknown key"][0]
+    SEARCH_SPACES["bad"] = BAD_SPACE_ENTRIES["unknown key"][0]
     done = run_tune(tmp_path, "env=gridworld", "algo=ppo", "tune.pruner=asha", space="bad")
     assert done.returncode == 2, done.stderr
     assert "rlrun-tune: error: tune.pruner=asha is not one of median" in done.stderr
