@@ -18,6 +18,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from rlrun.config.backend import backend
 from rlrun.config.errors import UserError
 from rlrun.config.keys import config_hash
 from rlrun.record import signatures
@@ -81,6 +82,7 @@ class RunRecord:
                 "git": run_commit(),
                 "command": meta.get("command"),
                 "resume_mode": resume_mode,
+                "backend": backend(cfg),  # torch (SB3) or jax (SBX)
             },
         )
         try:
