@@ -69,8 +69,11 @@ def configure_threads(threads: int) -> None:
 
 
 def sbx_class(cfg: DictConfig) -> type[BaseAlgorithm]:
-    """SBX's class for the config's ``_target_`` (JAX starts here, with the run's threads)."""
+    """SBX's class for the config's ``_target_`` (JAX starts here, with the run's threads, and with ``device=cpu``
+    on the CPU alone unless ``JAX_PLATFORMS`` says otherwise)."""
     configure_threads(int(OmegaConf.select(cfg, "torch_threads", default=1)))
+    if str(OmegaConf.select(cfg, "device", default="cpu")) == "cpu":  # no probing for accelerators (a TPU message)
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
     return cast(type[BaseAlgorithm], get_class(SBX_CLASSES[str(cfg.algo._target_)]))
 
 
@@ -211,3 +214,21 @@ def put_key(model: BaseAlgorithm, saved: np.ndarray | None) -> None:
     import jax.numpy as jnp
 
     model.key = jnp.asarray(saved)  # type: ignore[attr-defined]  # SBX's public attribute
+
+
+def parameter_arrays(model: BaseAlgorithm) -> dict[str, np.ndarray]:
+    """Every array of an SBX model's flax train states (the policy's actor, critics, value function and SAC's
+    entropy coefficient: parameters, batch statistics, optimiser states, step counts) by its path, e.g.
+    ``actor_state.params['params']['Dense_0']['kernel']``. SBX's ``get_parameters()`` is empty: this is what a test
+    compares and what ``model.npz`` holds."""
+    from flax.training.train_state import TrainState
+    from jax.tree_util import keystr, tree_flatten_with_path
+
+    holders = {"": vars(model.policy), "model.": vars(model)}
+    arrays: dict[str, np.ndarray] = {}
+    for prefix, attributes in holders.items():
+        for name, value in sorted(attributes.items()):
+            if isinstance(value, TrainState):
+                leaves, _ = tree_flatten_with_path(value)
+                arrays |= {f"{prefix}{name}{keystr(path)}": np.asarray(leaf) for path, leaf in leaves}
+    return arrays
