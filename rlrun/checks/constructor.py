@@ -17,11 +17,11 @@ import types
 import typing
 import warnings
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 from hydra.errors import InstantiationException
 from hydra.utils import get_class
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 from stable_baselines3.common.base_class import BaseAlgorithm
 
 from rlrun.config.errors import Problem, raised_at
@@ -80,7 +80,7 @@ def _accepts(annotation: Any, value: Any) -> bool:
 def algo_problems(cfg: DictConfig, algo_cls: type[BaseAlgorithm]) -> list[Problem]:
     """``algo.*`` keys the SB3 constructor does not take, or values of a type it cannot take."""
     params = inspect.signature(algo_cls.__init__).parameters
-    args = cast(dict[str, Any], OmegaConf.to_container(cfg.algo, resolve=True))
+    args = models.algo_arguments(cfg)  # algo.backend is rlrun's; with jax, SBX's spelling
     name = algo_cls.__name__
     problems: list[Problem] = []
     for key, value in args.items():

@@ -19,7 +19,7 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from rlrun.checks import constructor, memory, rules
 from rlrun.checks.rules import EnvFacts, raise_if
 from rlrun.config.errors import UserError
-from rlrun.make import models, native, vec_envs
+from rlrun.make import jax_models, models, native, vec_envs
 
 log = logging.getLogger("rlrun")
 
@@ -31,8 +31,9 @@ def config_checks(cfg: DictConfig) -> type[BaseAlgorithm]:
     """What the config alone decides: ranges, the algorithm's argument names and types, whether the envs can be
     batched, budgets. Logs the budget warnings; returns the algorithm's class."""
     raise_if(rules.range_problems(cfg))
+    raise_if(jax_models.problems(cfg))  # algo.backend: what SBX cannot take
     algo_cls = models.algo_class(cfg)
-    raise_if(constructor.algo_problems(cfg, algo_cls))
+    raise_if(constructor.algo_problems(cfg, models.model_class(cfg)))
     raise_if(native.problems(cfg) + rules.budget_problems(cfg, algo_cls))
     for problem, fix in rules.budget_warnings(cfg, algo_cls):
         log.warning("warning: %s\n  fix: %s", problem, fix)

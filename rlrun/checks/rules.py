@@ -27,7 +27,7 @@ from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
 from stable_baselines3.common.vec_env import VecEnv
 
 from rlrun.config.errors import Problem, UserError
-from rlrun.make import gym_make
+from rlrun.make import gym_make, jax_models
 from rlrun.make.models import NATURE_CNN_MIN, default_policy, image_too_small, policy_alias
 
 _ANY_ACTION = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
@@ -322,6 +322,7 @@ def fit_problems(cfg: DictConfig, env: Any, algo_cls: type[BaseAlgorithm], uses_
                 "flatten the observations (e.g. wrappers=[flatten]), or use another algo",
             )
         )
+    problems += jax_models.fit_problems(cfg, env.observation_space, env_id, chosen, uses_her)  # algo.backend=jax
     return problems + observation_problems(env_id, env.observation_space) + small_image_problems(cfg, env)
 
 

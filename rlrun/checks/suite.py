@@ -18,7 +18,7 @@ from omegaconf import DictConfig
 from rlrun.checks import constructor, env_checks, episode_checks, memory, native_agreement, resume_mode, rules
 from rlrun.checks.env_checks import CHECKERS, FAIL, PASS, SKIP, Result
 from rlrun.config.errors import Problem, UserError, full_traceback_wanted, innermost_outside
-from rlrun.make import models, native, vec_envs
+from rlrun.make import jax_models, models, native, vec_envs
 from rlrun.make.gym_make import failure_fix, installed_package
 
 CHECKER_PACKAGES = ("gymnasium", "stable_baselines3")  # where the env checkers assert
@@ -40,11 +40,12 @@ def algo_checks(cfg: DictConfig, env: gym.Env) -> list[Result]:
     The arguments check also builds the model once, as training's preflight does, when the names and
     types are right and the pair fits; budget warnings are notes under a PASS, as training logs them.
     """
+    rules.raise_if(jax_models.problems(cfg))  # algo.backend: refused as training refuses it (exit 2)
     algo_cls = models.algo_class(cfg)
     name = algo_cls.__name__
     fit = rules.fit_problems(cfg, env, algo_cls, models.uses_her(cfg)) + native.problems(cfg)
     fit += memory.buffer_problems(cfg, rules.EnvFacts.of(env), algo_cls)  # the replay buffer fits in memory
-    arguments = constructor.algo_problems(cfg, algo_cls)
+    arguments = constructor.algo_problems(cfg, models.model_class(cfg))
     if not arguments and not fit:  # SB3 would also reject a pair that does not fit: reported once, above
         arguments = constructor.construction_problems(cfg)
     budget = rules.budget_problems(cfg, algo_cls), rules.budget_warnings(cfg, algo_cls)

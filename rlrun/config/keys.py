@@ -15,6 +15,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from rlrun.config import backend
 from rlrun.config.upgrade import legacy_spelling
 
 # Keys (and whole subtrees) that never change the trained parameters.
@@ -99,5 +100,7 @@ def config_hash(cfg: DictConfig | dict[str, Any]) -> str:
             for k, v in env.items()
             if f"env.{k}" not in NON_TRAINING_SUBKEYS and (k not in NEW_ENV_DEFAULTS or v != NEW_ENV_DEFAULTS[k])
         }
+    if isinstance(trained.get("algo"), dict) and trained["algo"].get(backend.KEY) == backend.TORCH:
+        trained["algo"] = {k: v for k, v in trained["algo"].items() if k != backend.KEY}  # the default, as before it
     canonical = legacy_spelling(trained)
     return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()

@@ -7,14 +7,21 @@ env, the seed, the device) are passed in as call-site arguments; the config is n
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+from typing import Any
 
 from gymnasium import spaces
 from hydra.utils import get_class, instantiate
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.preprocessing import is_image_space
 from stable_baselines3.common.vec_env import VecEnv
+
+from rlrun.config import backend
+from rlrun.make import jax_models
+
+log = logging.getLogger("rlrun")
 
 # The smallest image side SB3's NatureCNN (CnnPolicy's features extractor) takes: its convolutions are 8 (stride 4),
 # 4 (stride 2) and 3 (stride 1); 36 is the least size that leaves them at least one output (MiniGrid's is 7).
@@ -62,8 +69,27 @@ def policy_for(cfg: DictConfig, observation_space: spaces.Space) -> str:
 
 
 def algo_class(cfg: DictConfig) -> type[BaseAlgorithm]:
-    """The SB3 class named by ``algo._target_``."""
+    """The SB3 class named by ``algo._target_``: what the rules check against, on either backend."""
     return get_class(cfg.algo._target_)
+
+
+def model_class(cfg: DictConfig) -> type[BaseAlgorithm]:
+    """The class the run trains: :func:`algo_class`, or with ``algo.backend=jax`` SBX's (refused with exit 2
+    where SBX cannot take the config)."""
+    if not backend.is_jax(cfg):
+        return algo_class(cfg)
+    jax_models.refuse(cfg)
+    return jax_models.sbx_class(cfg)
+
+
+def algo_arguments(cfg: DictConfig) -> dict[str, Any]:
+    """The algo config as the run's constructor takes it (``algo.backend`` is rlrun's, not an argument)."""
+    if backend.is_jax(cfg):
+        jax_models.refuse(cfg)
+        return jax_models.arguments(cfg)
+    container = OmegaConf.to_container(cfg.algo, resolve=True)
+    assert isinstance(container, dict)
+    return {str(key): value for key, value in container.items() if key != backend.KEY}
 
 
 def uses_her(cfg: DictConfig) -> bool:
@@ -79,13 +105,16 @@ def uses_her(cfg: DictConfig) -> bool:
 
 def load_model(cfg: DictConfig, path: Path, env: VecEnv) -> BaseAlgorithm:
     """Load a saved model onto ``env`` without resetting it (its last observations stay valid)."""
-    return algo_class(cfg).load(path, env=env, device=cfg.device, force_reset=False)
+    return model_class(cfg).load(path, env=env, device=cfg.device, force_reset=False)
 
 
 def make_model(cfg: DictConfig, env: VecEnv) -> BaseAlgorithm:
     """Instantiate the algorithm on ``env``; rlrun passes policy, seed, device and verbosity."""
+    arguments = algo_arguments(cfg)
+    if backend.is_jax(cfg) and (note := jax_models.translation_note(cfg)):
+        log.info("%s", note)
     return instantiate(
-        cfg.algo,
+        arguments,
         policy=policy_for(cfg, env.observation_space),
         env=env,
         seed=cfg.seed,

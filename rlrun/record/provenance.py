@@ -20,6 +20,8 @@ RUN_PACKAGES = {
     "torch": "torch",
     "hydra": "hydra-core",
 }
+# and those of a run with algo.backend=jax
+JAX_PACKAGES = {"sbx": "sbx-rl", "jax": "jax", "flax": "flax", "optax": "optax"}
 
 
 def prog() -> str:
@@ -40,9 +42,10 @@ def package_version(dist: str) -> str | None:
         return None
 
 
-def run_versions() -> dict[str, str | None]:
-    """run.json's ``versions``."""
-    return {key: package_version(dist) for key, dist in RUN_PACKAGES.items()}
+def run_versions(jax: bool = False) -> dict[str, str | None]:
+    """run.json's ``versions``; with ``jax``, SBX's and JAX's too."""
+    packages = RUN_PACKAGES | (JAX_PACKAGES if jax else {})
+    return {key: package_version(dist) for key, dist in packages.items()}
 
 
 def _git_dir(folder: Path) -> Path | None:

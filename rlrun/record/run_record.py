@@ -18,6 +18,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from rlrun.config.backend import backend, is_jax
 from rlrun.config.errors import UserError
 from rlrun.config.keys import config_hash
 from rlrun.record import signatures
@@ -77,10 +78,11 @@ class RunRecord:
                 "pid": os.getpid(),
                 "host": platform.node(),
                 "started": now(),
-                "versions": run_versions(),
+                "versions": run_versions(is_jax(cfg)),
                 "git": run_commit(),
                 "command": meta.get("command"),
                 "resume_mode": resume_mode,
+                "backend": backend(cfg),  # torch (SB3) or jax (SBX)
             },
         )
         try:

@@ -30,6 +30,7 @@ from omegaconf import DictConfig, OmegaConf
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecEnv
 
+from rlrun.config import backend
 from rlrun.make.models import algo_class, policy_for
 
 ALLOWED_ENV = "RLRUN_ALLOWED_TARGETS"
@@ -189,6 +190,8 @@ def _algo(algo: Any, needs: list[str]) -> dict[str, Any]:
         needs.append(f"algo._target_={target}")
     if policy is not None and (not isinstance(policy, str) or ("." in policy and policy not in allowed)):
         needs.append(f"algo.policy={policy}")
+    if algo.get(backend.KEY) == backend.JAX:  # no data-only form: SBX's model.zip holds its networks pickled
+        needs.append("algo.backend=jax (SBX's model.zip holds its flax networks pickled)")
     taken = {"_target_": target, "policy": policy}
     if algo.get("policy_kwargs") is not None:
         taken["policy_kwargs"] = _classes(algo["policy_kwargs"], "algo.policy_kwargs", allowed, needs)

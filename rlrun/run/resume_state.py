@@ -37,6 +37,7 @@ from rlrun.checks import resume_mode
 from rlrun.checks.resume_mode import ResumeMode
 from rlrun.config.errors import UserError
 from rlrun.envs.batched import BatchedVecEnv
+from rlrun.make import jax_models
 from rlrun.make.nan import CheckNan
 from rlrun.record import formats, reading, signatures
 from rlrun.record.fields import EVAL_FIELDS, REQUIRED, eval_csv_problem, eval_csv_rows, read_config, record_problem
@@ -111,6 +112,7 @@ def capture(
             "torch": torch.get_rng_state(),
             "action_space": model.action_space.np_random.bit_generator.state,
         },
+        "jax_key": jax_models.key_state(model),  # SBX's random key, which load() draws anew; None on torch
         "sde": seam.sde_noise(model),
         "lstm": seam.recurrent_states(model),  # RecurrentPPO's; None for the others
         **_env_states(train_env, eval_env, exact),
@@ -172,6 +174,7 @@ def restore(
     before_draw = state.get("torch_at_rollout_end")
     torch.set_rng_state(rng["torch"] if before_draw is None else before_draw)
     model.action_space.np_random.bit_generator.state = rng["action_space"]
+    jax_models.put_key(model, state.get("jax_key"))  # snapshots of torch runs and older ones hold none
     if not exact:  # learn() resets the fresh envs, on seeds of their own: not the run's first episodes again
         seam.forget_last_obs(model)
         train_env.seed(restart_seed(model.seed, model.num_timesteps))

@@ -1,0 +1,95 @@
+"""Every preset of the six algorithms SBX has composes with ``algo.backend=jax``, passes the checks a run makes
+before training, and builds its SBX model (all of them under ``slow``; one of each kind in the default run)."""
+
+from __future__ import annotations
+
+import warnings
+from importlib.resources import files
+from pathlib import Path
+
+import pytest
+from omegaconf import DictConfig, open_dict
+
+from rlrun.checks import preflight, rules
+from rlrun.config.errors import UserError
+from rlrun.make import models, vec_envs
+from tests.rlrun.helpers import compose_config
+
+CONF = Path(str(files("rlrun.conf")))
+SBX_ALGOS = ("sac", "td3", "tqc", "crossq", "dqn", "ppo", "her", "her_tqc")
+ALGO_NAMES = sorted((p.stem for p in (CONF / "algo").glob("*.yaml")), key=len, reverse=True)
+
+
+def _split(preset: str) -> tuple[str, str]:
+    """``halfcheetah_ppo`` -> ``("halfcheetah", "ppo")``, ``fetchreach_her_tqc`` -> ``("fetchreach", "her_tqc")``."""
+    for algo in ALGO_NAMES:
+        env = preset.removesuffix(f"_{algo}")
+        if env != preset and (CONF / "env" / f"{env}.yaml").is_file():
+            return env, algo
+    raise AssertionError(preset)
+
+
+PRESETS = sorted(p.stem for p in (CONF / "tuned").glob("*.yaml") if _split(p.stem)[1] in SBX_ALGOS)
+# GridWorld observes a Dict (position and goal): SBX's PPO and DQN take none (the torch presets train it)
+REFUSED = {"gridworld_dqn", "gridworld_ppo"}
+# one preset of each kind (the six algorithms build in test_jax_models.py): a torch activation (ReLU), HER on TQC
+# with n_critics, a CNN on Atari
+BUILT_IN_THE_DEFAULT_RUN = ["halfcheetah_ppo", "fetchreach_her_tqc", "pong_dqn"]
+
+
+def _config(preset: str) -> DictConfig:
+    env, algo = _split(preset)
+    cfg = compose_config(f"env={env}", f"algo={algo}", "algo.backend=jax")
+    with open_dict(cfg):
+        if "buffer_size" in cfg.algo:
+            cfg.algo.buffer_size = 1000  # the networks are what is checked; the replay buffer's size changes none
+    return cfg
+
+
+def _checked(cfg: DictConfig) -> None:
+    """The checks of a run before training: config, then the fit to one env copy's spaces."""
+    algo_cls = preflight.config_checks(cfg)
+    probe = vec_envs.make_env(cfg)
+    try:
+        rules.raise_if(rules.fit_problems(cfg, probe, algo_cls, models.uses_her(cfg)))
+    finally:
+        probe.close()
+
+
+def _built(cfg: DictConfig) -> object:
+    venv = vec_envs.make_vec(cfg, cfg.env.n_envs, cfg.seed)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # budget warnings: the budget is not what is checked here
+            return models.make_model(cfg, venv)
+    finally:
+        venv.close()
+
+
+def test_there_are_presets_of_every_sbx_algorithm() -> None:
+    assert {_split(p)[1] for p in PRESETS} == set(SBX_ALGOS)
+    assert set(PRESETS) >= REFUSED | set(BUILT_IN_THE_DEFAULT_RUN)
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_every_preset_composes_and_passes_the_checks_with_jax(preset: str) -> None:
+    cfg = _config(preset)
+    if preset in REFUSED:
+        with pytest.raises(UserError, match="has no MultiInputPolicy"):
+            _checked(cfg)
+    else:
+        _checked(cfg)
+
+
+@pytest.mark.parametrize("preset", BUILT_IN_THE_DEFAULT_RUN)
+def test_one_preset_of_each_kind_builds_its_sbx_model(preset: str) -> None:
+    model = _built(_config(preset))
+    assert type(model).__module__.startswith("sbx.")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", sorted(set(PRESETS) - REFUSED))
+def test_every_preset_builds_its_sbx_model(preset: str) -> None:
+    cfg = _config(preset)
+    _checked(cfg)
+    assert type(_built(cfg)).__module__.startswith("sbx.")
