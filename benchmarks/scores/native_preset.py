@@ -6,7 +6,7 @@ with the same evaluations (``eval.every``, ``eval.episodes``). A run's time to t
 wall time (``eval.csv``'s ``wall_s``, evaluations included) at its first evaluation with a success rate of
 at least 0.9; the table shows medians over the seeds. This is a measurement, not a test.
 
-    python benchmarks/native_preset.py [--seeds 3] [--write]
+    python -m benchmarks.scores.native_preset [--seeds 3] [--write]
 
 ``--write`` puts the table into BENCHMARKS.md (section ``native_preset``).
 """
@@ -21,11 +21,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))  # tests.rlrun.helpers composes the configs as `python -m rlrun` does
-
-from rlrun.run.training import train  # noqa: E402
-from tests.rlrun.helpers import compose_config  # noqa: E402
+from benchmarks import common
+from rlrun.run.training import train
+from tests.rlrun.helpers import compose_config  # composes the configs as `python -m rlrun` does
 
 THRESHOLD = 0.9
 COMMON = ["env=gridworld", "algo=ppo", "progress_bar=false", "eval.every=2048", "eval.episodes=20"]
@@ -95,14 +93,12 @@ def main() -> None:
     text = table(measure(args.seeds), args.seeds)
     print(text)
     if args.write:
-        from rlrun.table.outputs import write_section
-
         body = (
-            "## Many native copies: GridWorld PPO\n\n`python benchmarks/native_preset.py --write` (2 shared CPU "
+            "## Many native copies: GridWorld PPO\n\n`python -m benchmarks.scores.native_preset --write` (2 shared CPU "
             "cores: wall times vary with the load; the settings take turns).\n\n```\n" + text + "\n```"
         )
-        write_section(REPO / "BENCHMARKS.md", "native_preset", body)
-        print(f"written to {REPO / 'BENCHMARKS.md'} (section native_preset)")
+        common.write_section("native_preset", body)
+        print(f"written to {common.BENCHMARKS_MD} (section native_preset)")
 
 
 if __name__ == "__main__":

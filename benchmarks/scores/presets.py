@@ -1,30 +1,35 @@
 """Write the preset benchmark's table into BENCHMARKS.md (its ``presets`` section, nothing else).
 
-The benchmark is a shipped sweep config: every preset in ``conf/tuned/`` over seeds 0-9, two jobs at a
-time with the joblib launcher (about an hour on 2 cores; Pendulum SAC alone about 50 minutes). Then this
-script runs ``rlrun-table`` on the sweep, keeps its files (``curves.png`` included) in
-``benchmarks/presets/``, and rewrites the section with the table, RL Zoo's published figures next to the
-same statistic for our runs, the machine, the versions and the wall time of the whole benchmark::
+The benchmark is a shipped sweep config: every verified preset over seeds 0-9, two jobs at a time with the
+joblib launcher (about an hour on 2 cores; Pendulum SAC alone about 50 minutes). Then this script runs
+``rlrun-table`` on the sweep, keeps its files (``curves.png`` included) in ``benchmarks/results/presets/``
+with ``section.json`` (the machine, the wall time and the RL Zoo comparison, which need the sweep's runs), and
+rewrites the section with the table, RL Zoo's published figures next to the same statistic for our runs, the
+machine, the versions and the wall time of the whole benchmark. ``--kept`` rewrites ``table.md`` and the
+section from the kept files alone (no sweep needed; e.g. after rlrun-table's text changed)::
 
-    rlrun -m +benchmark=presets               # outputs/sweeps/presets/; re-running resumes or skips
-    python benchmarks/presets.py              # or: python benchmarks/presets.py <sweep folder>
+    rlrun -m +benchmark=presets                        # outputs/sweeps/presets/; re-running resumes or skips
+    python -m benchmarks.scores.presets                # or: ... <sweep folder>
+    python -m benchmarks.scores.presets --kept         # from benchmarks/results/presets/
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import platform
 from pathlib import Path
 from typing import Any
 
-from rlrun.config.errors import report_user_errors
-from rlrun.table.outputs import write_section
+from benchmarks.common import RESULTS, cpu, wall_time
+from rlrun.config.errors import UserError, report_user_errors
+from rlrun.record.formats import write_text
+from rlrun.table.outputs import render_markdown, write_section
 from rlrun.table.write import write_tables
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+KEPT = RESULTS / "presets"
 COMMAND = "rlrun -m +benchmark=presets"
 # RL Baselines3 Zoo's published results (benchmark.md): one trained agent, mean ± std over its evaluation episodes.
 ZOO = {
@@ -80,51 +85,36 @@ def zoo_comparison(document: dict[str, Any], out: Path) -> list[str]:
     return lines
 
 
-def _cpu() -> str:
-    try:
-        lines = Path("/proc/cpuinfo").read_text().splitlines()
-        names = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
-    except OSError:
-        names = []
-    return f"{names[0] if names else platform.processor() or 'unknown CPU'}, {os.cpu_count()} cores"
-
-
-def wall_time(sweep: Path) -> str:
-    """The benchmark's wall time from sweep.json's start and end, when the sweep wrote one."""
-    try:
-        record = json.loads((sweep / "sweep.json").read_text())
-        started, ended = (datetime.datetime.strptime(record[k], "%Y-%m-%dT%H:%M:%S%z") for k in ("started", "ended"))
-    except (OSError, ValueError, KeyError, TypeError):
-        return "unknown (no readable sweep.json)"
-    minutes, seconds = divmod(round((ended - started).total_seconds()), 60)
-    took = f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min {seconds:02d} s"
-    return f"{took} (sweep.json: {record['started']} to {record['ended']})"
-
-
 def _relative(path: Path, start: Path) -> str:
     return Path(os.path.relpath(path.resolve(), start.resolve())).as_posix()
 
 
-def section(sweep: Path, out: Path, document: dict[str, Any], table: str, benchmarks_md: Path) -> str:
+def run_facts(sweep: Path, out: Path, document: dict[str, Any]) -> dict[str, Any]:
+    """What the section needs of the sweep beside its table: the machine, the wall time, the RL Zoo comparison."""
+    system = f"{platform.system()} {platform.release()}, Python {platform.python_version()}"
+    return {"machine": f"{cpu()}, {system}", "wall_time": wall_time(sweep), "zoo": zoo_comparison(document, out)}
+
+
+def section(facts: dict[str, Any], out: Path, table: str, benchmarks_md: Path) -> str:
     """The body of BENCHMARKS.md's ``presets`` section (links relative to ``benchmarks_md``)."""
     curves = _relative(out / "curves.png", benchmarks_md.parent)
     return "\n".join(
         [
             "## Presets: every `conf/tuned/` preset over seeds 0-9",
             "",
-            f"Reproduce: `{COMMAND}` (joblib launcher, 2 jobs at a time), then `python benchmarks/presets.py`,"
+            f"Reproduce: `{COMMAND}` (joblib launcher, 2 jobs at a time), then `python -m benchmarks.scores.presets`,"
             " which writes this section with `rlrun-table` (files in"
             f" `{_relative(out, benchmarks_md.parent)}/`).",
-            f"Machine: {_cpu()}, {platform.system()} {platform.release()}, Python {platform.python_version()}."
+            f"Machine: {facts['machine']}."
             " Wall time of the last invocation of the command (a stopped benchmark continues where it stopped):"
-            f" {wall_time(sweep)}.",
+            f" {facts['wall_time']}.",
             "",
             table.strip(),
             "",
             "RL Baselines3 Zoo publishes one trained agent per pair, mean ± std over its evaluation episodes; the same"
             " statistic for our runs pools the final evaluation episodes of every seed:",
             "",
-            *zoo_comparison(document, out),
+            *facts["zoo"],
             "",
             f"![Learning curves of the preset benchmark: IQM and 95% CI over seeds]({curves})",
         ]
@@ -132,23 +122,42 @@ def section(sweep: Path, out: Path, document: dict[str, Any], table: str, benchm
 
 
 def write_benchmark(sweep: Path, out: Path, benchmarks_md: Path) -> Path:
-    """Write the sweep's table into ``out`` and its section into ``benchmarks_md``; returns ``benchmarks_md``."""
-    table_md = write_tables([sweep], out)
-    document = json.loads((out / "table.json").read_text())
-    write_section(
-        benchmarks_md, "presets", section(sweep, out, document, table_md.read_text(encoding="utf-8"), benchmarks_md)
-    )
+    """Write the sweep's table and ``section.json`` into ``out`` and its section into ``benchmarks_md``; returns
+    ``benchmarks_md``."""
+    write_tables([sweep], out)
+    facts = run_facts(sweep, out, json.loads((out / "table.json").read_text()))
+    write_text(out / "section.json", json.dumps(facts, indent=1, ensure_ascii=False) + "\n")
+    return write_kept(out, benchmarks_md)
+
+
+def write_kept(out: Path, benchmarks_md: Path) -> Path:
+    """Rewrite ``out/table.md`` from the kept ``table.json`` (rlrun-table's text as it is now) and the section
+    from it and ``section.json``; returns ``benchmarks_md``."""
+    if not (out / "table.json").is_file() or not (out / "section.json").is_file():
+        raise UserError(
+            f"{out}: no kept table.json and section.json",
+            "write them from the sweep: python -m benchmarks.scores.presets",
+        )
+    table = render_markdown(json.loads((out / "table.json").read_text()))
+    write_text(out / "table.md", table)
+    facts = json.loads((out / "section.json").read_text())
+    write_section(benchmarks_md, "presets", section(facts, out, table, benchmarks_md))
     return benchmarks_md
 
 
 def main() -> None:
+    """Parse the options; write from the sweep, or with ``--kept`` from the kept files."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sweep", nargs="?", type=Path, default=Path("outputs/sweeps/presets"))
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "presets", help="table files")
+    parser.add_argument("--kept", action="store_true", help="from the kept files in --out, without the sweep")
+    parser.add_argument("--out", type=Path, default=KEPT, help="table files (default: benchmarks/results/presets)")
     parser.add_argument("--benchmarks-md", type=Path, default=ROOT / "BENCHMARKS.md")
     args = parser.parse_args()
-    with report_user_errors("benchmarks/presets.py"):
-        path = write_benchmark(args.sweep, args.out, args.benchmarks_md)
+    with report_user_errors("python -m benchmarks.scores.presets"):
+        if args.kept:
+            path = write_kept(args.out, args.benchmarks_md)
+        else:
+            path = write_benchmark(args.sweep, args.out, args.benchmarks_md)
     print(f"wrote the presets section of {path} and {args.out}/")
 
 

@@ -1,4 +1,4 @@
-"""Benchmark 6, time to solve: each preset against SB3's defaults (``~tuned``) for the same env and algorithm.
+"""Time to solve: each preset against SB3's defaults (``~tuned``) for the same env and algorithm.
 
 For every preset in ``conf/tuned/`` and seeds 0-4: one run with the preset and its budget, one with
 ``~tuned`` and five times that budget, both evaluating every tenth of the preset's budget. Time to solve

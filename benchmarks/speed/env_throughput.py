@@ -9,7 +9,7 @@ The measurements take turns over several repetitions, so that background noise h
 tables show medians, targets and whether they are met. This is a measurement, not a test: the exit status
 is always 0.
 
-    python benchmarks/env_throughput.py [--steps 20000] [--reps 7] [--vec-steps 100000] [--json] [--write]
+    python -m benchmarks.speed.env_throughput [--steps 20000] [--reps 7] [--vec-steps 100000] [--json] [--write]
 
 ``--write`` puts the tables into BENCHMARKS.md (section ``env_throughput``).
 """
@@ -20,7 +20,6 @@ import platform
 import statistics
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -28,6 +27,7 @@ import numpy as np
 from rlrun.envs import batched
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
+from benchmarks import common
 from rlrun import envs
 
 BASELINE = "CartPole-v1"
@@ -47,7 +47,6 @@ NATIVE_TARGETS = {
     "rlrun/RoomToy-v0": 1_000_000,
 }
 TARGET_COPIES = 1024
-BENCHMARKS_MD = Path(__file__).resolve().parents[1] / "BENCHMARKS.md"
 
 
 def steps_per_second(env: gym.Env[Any, Any], actions: list[Any], seed: int) -> float:
@@ -213,14 +212,12 @@ def report(single: str, vec: str) -> str:
 
 def write_benchmarks_md(text: str) -> None:
     """Rewrite the ``env_throughput`` section of BENCHMARKS.md (only that section)."""
-    from rlrun.table.outputs import write_section
-
     body = (
         "## Env throughput\n\n"
-        "`python benchmarks/env_throughput.py --write` (2 shared CPU cores, so absolute numbers vary with the "
+        "`python -m benchmarks.speed.env_throughput --write` (2 shared CPU cores, so absolute numbers vary with the "
         "load; the ratios much less).\n\n```\n" + text.rstrip("\n") + "\n```"
     )
-    write_section(BENCHMARKS_MD, "env_throughput", body)
+    common.write_section("env_throughput", body)
 
 
 def main() -> None:
@@ -246,7 +243,7 @@ def main() -> None:
     print(text)
     if args.write:
         write_benchmarks_md(text)
-        print(f"written to {BENCHMARKS_MD} (section env_throughput)")
+        print(f"written to {common.BENCHMARKS_MD} (section env_throughput)")
 
 
 if __name__ == "__main__":

@@ -12,16 +12,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import PYTHON, ROOT, median, provenance, table
-from benchmarks.zoo import zoo_config
+from benchmarks.common import PYTHON, ROOT, median, provenance, table, zoo_config
 
 GOAL_S = 1.5
 NOTE = (
-    "Why 10 copies by default: they divide both `eval.episodes` (10) and `eval.final_episodes` (50), so no copy "
-    "steps idly; 50 episodes take 5 rounds of 500 batched steps. Each batched step is SB3's `predict` (the policy "
-    "switched to eval mode, a torch distribution built; rlrun turns off torch's validation of its arguments, "
-    "see `configure_torch`), the `DummyVecEnv` step (Gymnasium's wrappers, Monitor, a deep copy of the infos) and "
-    "`evaluate_policy`'s loop."
+    "Why 5 copies by default: they divide both `eval.episodes` (5) and every default `eval.final_episodes` (5 per "
+    "100k steps of budget, 5 to 50), so no copy steps idly; 50 episodes take 10 rounds of 500 batched steps. "
+    "Each batched step is SB3's `predict` (the policy switched to eval mode, a torch distribution built; rlrun "
+    "turns off torch's validation of its arguments, see `configure_torch`), the `DummyVecEnv` step (Gymnasium's "
+    "wrappers, Monitor, a deep copy of the infos) and `evaluate_policy`'s loop."
 )
 EPISODES = 50
 
@@ -45,17 +44,17 @@ def run(reps: int, quick: bool) -> str:
         default = int(OmegaConf.select(cfg, "eval.n_envs"))
         configure_torch(cfg)  # as a run does
         copies = sorted({1, default, 25})
-        models = {}
+        loaded = {}
         for n in copies:
             env = vec_envs.make_eval_env(cfg, n_envs=n)
-            models[n] = (models.load_model(cfg, run_dir / "model.zip", env), env)
+            loaded[n] = (models.load_model(cfg, run_dir / "model.zip", env), env)
         walls: dict[int, list[float]] = {n: [] for n in copies}
         cpus: dict[int, list[float]] = {n: [] for n in copies}
         returns: dict[int, float] = {}
         for _ in range(reps):
             for n in copies:
                 started, cpu = time.perf_counter(), time.process_time()
-                result = evaluate(*models[n], EPISODES)
+                result = evaluate(*loaded[n], EPISODES)
                 walls[n].append(time.perf_counter() - started)
                 cpus[n].append(time.process_time() - cpu)
                 returns[n] = result.mean_return

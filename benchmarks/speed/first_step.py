@@ -1,6 +1,6 @@
 """Run a Python module as ``python -m MODULE ARGS...`` would, and stop the process at its first env step.
 
-``python benchmarks/first_step.py STAMP_FILE MODULE ARGS...`` writes ``time.time()`` at the first
+``python benchmarks/speed/first_step.py STAMP_FILE MODULE ARGS...`` writes ``time.time()`` at the first
 ``step`` of any env made by ``gym.make`` (Gymnasium's ``OrderEnforcing`` wraps every such env) into
 STAMP_FILE, then exits at once. The caller takes the time before it starts the process, so the
 difference is the whole start-up: interpreter, imports, config, env and model construction. The same

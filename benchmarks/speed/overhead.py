@@ -1,6 +1,6 @@
-"""Benchmark 1, overhead: rlrun against a plain SB3 script training the same thing, and what evaluation costs.
+"""Overhead: rlrun against a plain SB3 script training the same thing, and what evaluation costs.
 
-Sides (whole processes, alternating): ``plain`` (benchmarks/plain_sb3.py: make_vec_env, model, learn),
+Sides (whole processes, alternating): ``plain`` (benchmarks/speed/plain_sb3.py: make_vec_env, model, learn),
 ``rlrun off`` (periodic evaluation and snapshots pushed past the budget, a one-episode final evaluation),
 ``rlrun eval`` (the preset's periodic and final evaluation, no snapshots), ``rlrun snapshots`` (the
 preset's snapshots, no periodic evaluation) and ``rlrun defaults`` (everything as configured). Goal:
@@ -31,9 +31,8 @@ NOTES = (
     "TensorBoard writer, the "
     "one-episode final evaluation, saving model.zip; per step, only its callbacks' counter checks. What it "
     "leaves out: torch's validation of every distribution SB3 builds (on in the plain script, torch's default; "
-    "rlrun turns it on with `check_nan=true`; results are bit-identical either way) and Python's module "
-    "teardown at exit (`rlrun/startup/quick_exit.py`). At `--quick` budgets the fixed part dominates, so those ratios "
-    "say nothing about the goal."
+    "rlrun turns it on with `check_nan=true`; results are bit-identical either way). At `--quick` budgets the "
+    "fixed part dominates, so those ratios say nothing about the goal."
 )
 
 
@@ -68,7 +67,7 @@ def commands(case: str, steps: int, work: Path) -> dict[str, list[str]]:
     spec_file = work / f"{case}.json"
     spec_file.write_text(json.dumps(spec(env, algo, steps)))
     base = [PYTHON, "-m", "rlrun", f"env={env}", f"algo={algo}", f"total_timesteps={steps}", "progress_bar=false"]
-    sides = {"plain": [PYTHON, "-m", "benchmarks.plain_sb3", str(spec_file)]}
+    sides = {"plain": [PYTHON, "-m", "benchmarks.speed.plain_sb3", str(spec_file)]}
     sides.update({name: base + extra for name, extra in VARIANTS.items()})
     return sides
 

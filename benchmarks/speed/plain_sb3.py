@@ -1,4 +1,5 @@
-"""The plain Stable-Baselines3 script rlrun's overhead is measured against: ``python -m benchmarks.plain_sb3 SPEC``.
+"""The plain Stable-Baselines3 script rlrun's overhead is measured against:
+``python -m benchmarks.speed.plain_sb3 SPEC``.
 
 SPEC is a JSON file the overhead benchmark writes from rlrun's composed config (env id, copies, seed,
 threads, steps, the algorithm's resolved arguments), so both sides train exactly the same thing. This

@@ -4,7 +4,7 @@ For each env/algo pair: the median time of ``preflight(cfg)`` (ranges, algorithm
 algorithm fit, one probe env) and, measured alternately in the same process, of building the training
 env and the model, the first heavy step of a run. Target: preflight under 0.2 s for every pair.
 
-    python benchmarks/preflight.py [--reps 7]
+    python -m benchmarks.speed.preflight [--reps 7]
 """
 
 from __future__ import annotations

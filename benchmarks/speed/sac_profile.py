@@ -1,6 +1,6 @@
 """Where a step of SB3's SAC goes, with RL Zoo's Pendulum-v1 hyperparameters and one torch thread.
 
-``python benchmarks/sac_profile.py [STEPS]`` trains 300 warm-up steps, then profiles ``STEPS`` more (default
+``python -m benchmarks.speed.sac_profile [STEPS]`` trains 300 warm-up steps, then profiles ``STEPS`` more (default
 1,500) under cProfile and prints the total and the parts BENCHMARKS.md's Zoo notes name: autograd's backward,
 the linear layers' forward, torch's Adam and the switches between train and eval mode. cProfile slows Python
 code more than torch's kernels, so the shares are rough. Not part of the suite: a diagnosis, not a goal.

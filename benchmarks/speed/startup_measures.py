@@ -1,15 +1,16 @@
-"""What rlrun's start-up measures buy (rlrun/startup/bootstrap.py): a tiny ``python -m rlrun`` run timed to its
-end with the measures on and with ``RLRUN_FAST_START=0``.
+"""What rlrun's start-up measures buy (``rlrun.startup.bootstrap.MEASURES``): a tiny ``python -m rlrun`` run timed
+to its end with the measures on and with ``RLRUN_FAST_START=0``, and a two-seed joblib sweep with and without the
+fork server's preloads.
 
-``python -m benchmarks.startup_measures [--reps 5] [--each] [--sweep]`` runs each variant ``--reps`` times,
-alternating (on, off, on, off, ...) so that machine noise hits them alike, after a round that is not counted,
-and prints the medians of wall and CPU seconds (user + system, children included: the steadier figure on a
-shared machine), what each variant costs against the measures on, round by round, and the spread of the "on"
-repetitions (max - min), the noise to weigh a cost against. ``--each`` adds one variant per measure turned
-off alone (the private ``_RLRUN_FAST_START_SKIP``), ``--sweep`` a two-seed joblib sweep with every measure on,
-without the fork server's preloads and without the quick exit. A sweep's CPU seconds count only the processes
-its own process waits for (not the fork server's workers): compare sweeps by wall time. Nothing is written to
-BENCHMARKS.md.
+``python -m benchmarks.speed.startup_measures [--reps 5] [--each] [--sweep] [--write]`` runs each variant
+``--reps`` times, alternating (on, off, on, off, ...) so that machine noise hits them alike, after a round that is
+not counted, and prints the medians of wall and CPU seconds (user + system, children included: the steadier figure
+on a shared machine), what each variant costs against the measures on, round by round, and the spread of the "on"
+repetitions (max - min), the noise to weigh a cost against. ``--each`` adds one variant per measure of a single run
+turned off alone (``gc_pause``; the private ``_RLRUN_FAST_START_SKIP``), ``--sweep`` a two-seed joblib sweep with
+every measure on, without the fork server's preloads (``preload``) and with ``RLRUN_FAST_START=0``. A sweep's CPU
+seconds count only the processes its own process waits for (not the fork server's workers): compare sweeps by wall
+time. ``--write`` puts the tables into BENCHMARKS.md (section ``startup_measures``).
 """
 
 from __future__ import annotations
@@ -34,11 +35,12 @@ RUNS: dict[str, tuple[dict[str, str], str]] = {
     "on": ({}, "every measure on (the default)"),
     "off": ({SWITCH: "0"}, "RLRUN_FAST_START=0"),
 }
-EACH = {f"no {name}": ({SKIP: name}, f"all but {name}") for name in ("lazy_dynamo", "gc_pause", "quick_exit")}
+SINGLE = ("gc_pause",)  # the measures that act in a single run; "preload" acts only in a joblib sweep
+EACH = {f"no {name}": ({SKIP: name}, f"all but {name}") for name in SINGLE}
 SWEEPS = {
     "sweep on": ({}, "2-seed joblib sweep, every measure on"),
     "sweep no preload": ({SKIP: "preload"}, "the same without the fork server's preloads"),
-    "sweep no quick_exit": ({SKIP: "quick_exit"}, "the same without the quick exit (idle workers ended first)"),
+    "sweep off": ({SWITCH: "0"}, "the same with RLRUN_FAST_START=0"),
 }
 
 
@@ -92,23 +94,53 @@ def report(results: dict[str, list[common.Proc]], variants: dict[str, tuple[dict
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Parse the options, run the variants, print the tables."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.startup_measures", description=__doc__.splitlines()[0])
+    """Parse the options, run the variants, print the tables; ``--write``: also into BENCHMARKS.md."""
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.speed.startup_measures", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--reps", type=int, default=5, help="repetitions of each variant (default: 5)")
     parser.add_argument("--each", action="store_true", help="also each measure turned off alone")
-    parser.add_argument("--sweep", action="store_true", help="also a joblib sweep, with and without some measures")
+    parser.add_argument("--sweep", action="store_true", help="also a joblib sweep, with and without the preloads")
+    parser.add_argument("--write", action="store_true", help="write the tables into BENCHMARKS.md")
     args = parser.parse_args(argv)
-    print(f"Machine: {common.machine()}\nVersions: {common.versions()}\n")
+    command = "python -m benchmarks.speed.startup_measures " + " ".join(
+        [*(["--each"] if args.each else []), *(["--sweep"] if args.sweep else []), f"--reps {args.reps}"]
+    )
+    lines = [f"Machine: {common.machine()}", f"Versions: {common.versions()}", ""]
     with tempfile.TemporaryDirectory(prefix="rlrun-startup-") as tmp:
         variants = {**RUNS, **(EACH if args.each else {})}
         runs = measure(variants, args.reps, Path(tmp) / "runs")
-        print(f"A tiny `python -m rlrun {' '.join(TINY)}` run, to its end, {args.reps} alternated repetitions:\n")
-        print(report(runs, variants, "on"))
+        lines += [f"A tiny `python -m rlrun {' '.join(TINY)}` run, to its end, {args.reps} alternated repetitions:"]
+        lines += ["", report(runs, variants, "on")]
         if args.sweep:
             sweeps = measure(SWEEPS, args.reps, Path(tmp) / "sweeps")
-            print(f"\n`python -m rlrun {' '.join(SWEEP)}`, to its end, {args.reps} alternated repetitions:\n")
-            print(report(sweeps, SWEEPS, "sweep on"))
-    print(f"\nLoad at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+            lines += ["", f"`python -m rlrun {' '.join(SWEEP)}`, to its end, {args.reps} alternated repetitions:"]
+            lines += ["", report(sweeps, SWEEPS, "sweep on")]
+    lines += ["", f"Load at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}"]
+    text = "\n".join(lines)
+    print(text)
+    if args.write:
+        common.write_section("startup_measures", section(command, text))
+
+
+def section(command: str, text: str) -> str:
+    """The ``startup_measures`` section of BENCHMARKS.md: what the measures are, then the tables."""
+    return "\n".join(
+        [
+            "### What each start-up measure buys",
+            "",
+            "The start-up measures (`rlrun/startup/`, chosen by `rlrun/startup/bootstrap.py`, public APIs only) are"
+            " kept only where they buy time: each turned off alone costs more in every round, by more than the"
+            " spread of the runs with all of them on. `gc_pause`: no garbage collections while `rlrun` starts"
+            " (resumed when training starts); `preload`: the joblib fork server imports what a job needs once, with"
+            " collections paused, and freezes it before it forks the workers. `RLRUN_FAST_START=0` turns all of them"
+            f" off. Output of `{command}`:",
+            "",
+            "```",
+            text,
+            "```",
+        ]
+    )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Start-up to the first env step of two rlrun installs, side by side: ``python -m benchmarks.startup_side_by_side
+"""Start-up to the first env step of two rlrun installs, side by side: ``python -m benchmarks.speed.startup_side_by_side
 OTHER_PYTHON [--rounds 9]`` alternates this checkout's ``python -m rlrun`` with OTHER_PYTHON's (another install
 of rlrun, e.g. an earlier commit: ``git worktree add /tmp/old COMMIT && python3 -m venv /tmp/oldvenv &&
 /tmp/oldvenv/bin/pip install torch==2.13.0 -e /tmp/old``) on CartPole PPO with the Zoo's hyperparameters, through
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from benchmarks import common
 
-FIRST_STEP = str(common.ROOT / "benchmarks" / "first_step.py")
+FIRST_STEP = str(common.ROOT / "benchmarks" / "speed" / "first_step.py")
 ARGS = ["env=cartpole", "algo=ppo", "~tuned", "+benchmark/zoo=cartpole_ppo", "progress_bar=false"]
 
 

@@ -9,8 +9,8 @@ resident memory with pages shared between processes counted once in all), sample
 Linux's /proc (a sample costs about 10 ms of CPU per large process, taken from the sweep it measures).
 The table is written into BENCHMARKS.md between its ``sweep_scaling`` markers (only that section).
 
-    python benchmarks/sweep_scaling.py                                # 4 seeds x 50k steps, 2 rounds
-    python benchmarks/sweep_scaling.py --steps 2000 --seeds 2 --rounds 1 --out /tmp/b.md   # a quick try
+    python -m benchmarks.speed.sweep_scaling                                # 4 seeds x 50k steps, 2 rounds
+    python -m benchmarks.speed.sweep_scaling --steps 2000 --seeds 2 --rounds 1 --out /tmp/b.md   # a quick try
 """
 
 from __future__ import annotations
@@ -29,9 +29,10 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks import common
+
 GOAL = 1.8
 LAUNCHERS = ("basic", "joblib")
-BEGIN, END = "<!-- rlrun:begin sweep_scaling -->", "<!-- rlrun:end sweep_scaling -->"
 
 
 @dataclass
@@ -121,7 +122,7 @@ def section(results: dict[str, list[Sweep]], args: argparse.Namespace) -> str:
     lines = [
         "## Sweep scaling: joblib against the basic launcher",
         "",
-        f"`python benchmarks/sweep_scaling.py --seeds {args.seeds} --steps {args.steps} --rounds {args.rounds}`: "
+        f"`python -m benchmarks.speed.sweep_scaling --seeds {args.seeds} --steps {args.steps} --rounds {args.rounds}`: "
         f"GridWorld PPO (preset), {args.seeds} seeds x {args.steps} steps, whole `python -m rlrun -m` processes, "
         f"launchers alternated, {args.rounds} round(s); {os.cpu_count()} cores, Python {platform.python_version()}.",
         "",
@@ -159,24 +160,12 @@ def section(results: dict[str, list[Sweep]], args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
-def write_section(path: Path, text: str) -> None:
-    """Replace this benchmark's section of ``path`` (or append it; create the file if absent)."""
-    block = f"{BEGIN}\n{text}\n{END}"
-    old = path.read_text() if path.exists() else ""
-    if BEGIN in old and END in old:
-        head, rest = old.split(BEGIN, 1)
-        new = head + block + rest.split(END, 1)[1]
-    else:
-        new = (old.rstrip("\n") + "\n\n" if old.strip() else "") + block + "\n"
-    path.write_text(new)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=4)
     parser.add_argument("--steps", type=int, default=50_000)
     parser.add_argument("--rounds", type=int, default=2, help="times each launcher runs, alternating")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "BENCHMARKS.md")
+    parser.add_argument("--out", type=Path, default=common.BENCHMARKS_MD)
     args = parser.parse_args()
     results: dict[str, list[Sweep]] = {name: [] for name in LAUNCHERS}
     with tempfile.TemporaryDirectory(prefix="rlrun-sweep-scaling-") as tmp:
@@ -187,7 +176,7 @@ def main() -> None:
                 results[name].append(sweep)
     text = section(results, args)
     print("\n" + text)
-    write_section(args.out, text)
+    common.write_section("sweep_scaling", text, args.out)
     print(f"\nwritten to {args.out}")
 
 

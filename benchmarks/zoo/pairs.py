@@ -5,7 +5,7 @@ trained by three sides, alternating, whole processes timed: the Zoo as it runs b
 torch's default threads, evaluation every 25,000 steps on 5 episodes), the Zoo at one torch thread
 (``--num-threads 1``) and rlrun as it runs by default (one torch thread, its evaluations and snapshots). Three
 ratios come out: rlrun's wall time over the Zoo's default, over the Zoo's at one thread, and rlrun's CPU seconds
-over the Zoo's default. The measurements are kept per pair in ``benchmarks/zoo_pairs.json`` so that the pairs
+over the Zoo's default. The measurements are kept per pair in ``benchmarks/results/zoo/pairs.json`` so that the pairs
 can be measured in several invocations (``--pairs``) and the section is written from all of them.
 
 The user-level figure: the wall time to the 10-seed results of three pairs, rlrun's joblib sweep (two jobs at a
@@ -21,9 +21,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.common import PYTHON, ROOT, ZOO_PYTHON, median, run_process
+from benchmarks.common import PYTHON, RESULTS, ROOT, ZOO_PYTHON, median, run_process
 
-CACHE = ROOT / "benchmarks" / "zoo_pairs.json"
+CACHE = RESULTS / "zoo" / "pairs.json"  # the measurements, pair by pair
+USER_LEVEL_KEPT = RESULTS / "zoo" / "user_level.json"  # the user-level figure
 SIDES = ("zoo defaults", "zoo 1 thread", "rlrun defaults", "rlrun at zoo eval")
 # rlrun at the Zoo's evaluation settings (every 25,000 steps on 5 episodes; one final episode where rlrun's default
 # is 50): the same training with the evaluation work the Zoo does, to measure what rlrun's evaluations cost.

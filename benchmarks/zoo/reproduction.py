@@ -4,15 +4,16 @@
 The benchmark runs in parts, each its own sweep (``conf/benchmark/zoo.yaml``). A session's ``outputs/`` may not
 last, so each part's results are kept in the repository as the part ends: ``keep`` copies the files that
 ``rlrun-table`` reads and that describe the runs (``sweep.json``; per run ``run.json``, ``config.yaml``,
-``eval.csv``; not models, snapshots, TensorBoard files or logs) into ``benchmarks/zoo_reproduction/zoo-<part>/``
-and checks that the copy gives the same ``table.md``, byte for byte, as the sweep. Without arguments the script
-runs ``rlrun-table --aggregate`` on every kept part into ``benchmarks/zoo_reproduction/`` and writes the section:
-per pair our seeds beside RL Zoo's published figure (``conf/benchmark/references.yaml``), whether that figure
-lies inside our interval and, where not, what differs; then the aggregate across envs::
+``eval.csv``; not models, snapshots, TensorBoard files or logs) into
+``benchmarks/results/zoo_reproduction/zoo-<part>/`` and checks that the copy gives the same ``table.md``, byte for
+byte, as the sweep. Without arguments the script runs ``rlrun-table --aggregate`` on every kept part into
+``benchmarks/results/zoo_reproduction/`` and writes the section: per pair our seeds beside RL Zoo's published
+figure (``conf/benchmark/references.yaml``), whether that figure lies inside our interval and, where not, what
+differs; then the aggregate across envs::
 
     rlrun -m +benchmark=zoo benchmark.part=1                                   # then 2 and 3
-    python benchmarks/zoo_reproduction.py keep outputs/sweeps/zoo-1           # commit benchmarks/zoo_reproduction/
-    python benchmarks/zoo_reproduction.py
+    python -m benchmarks.zoo.reproduction keep outputs/sweeps/zoo-1  # commit benchmarks/results/zoo_reproduction/
+    python -m benchmarks.zoo.reproduction
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ import os
 import platform
 import re
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from benchmarks.common import RESULTS, ROOT, cpu, versions, wall_time
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.record.formats import write_text
 from rlrun.table.aggregate import SHIPPED, shipped_references
@@ -37,12 +38,7 @@ from rlrun.table.outputs import write_section
 from rlrun.table.runs import MISSING, Run, find_runs, read_run
 from rlrun.table.write import write_tables
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # run as a script: benchmarks.* importable as with python -m
-from benchmarks.common import versions  # noqa: E402
-from benchmarks.presets import wall_time  # noqa: E402
-
-KEPT = ROOT / "benchmarks" / "zoo_reproduction"
+KEPT = RESULTS / "zoo_reproduction"
 CONFIG = ROOT / "conf" / "benchmark" / "zoo.yaml"
 RUN_FILES = ("run.json", "config.yaml", "eval.csv")  # what rlrun-table reads of a run folder
 NAME = "zoo_reproduction"
@@ -226,13 +222,6 @@ def comparison(
     return lines
 
 
-def _cpu() -> str:
-    cpuinfo = Path("/proc/cpuinfo")
-    names = re.findall(r"model name\s*:\s*(.+)", cpuinfo.read_text()) if cpuinfo.exists() else []
-    cpu = names[0] if names else platform.processor() or "unknown CPU"
-    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
-
-
 def part_lines(present: dict[str, Path], listed: dict[str, list[str]]) -> list[str]:
     """One line per part: its jobs and wall time from its sweep.json, or that it is missing."""
     lines = []
@@ -284,8 +273,8 @@ def section(out: Path, present: dict[str, Path], listed: dict[str, list[str]], r
             "## RL Zoo's pairs over seeds 0-9, beside the Zoo's published figures",
             "",
             f"Reproduce, part by part (each its own sweep, `outputs/sweeps/zoo-<part>/`, 2 jobs at a time): {commands}"
-            " after each, `python benchmarks/zoo_reproduction.py keep outputs/sweeps/zoo-<part>` (its run records"
-            f" into `{link}/zoo-<part>/`, to commit); then `python benchmarks/zoo_reproduction.py`, which writes this"
+            " after each, `python -m benchmarks.zoo.reproduction keep outputs/sweeps/zoo-<part>` (its run records"
+            f" into `{link}/zoo-<part>/`, to commit); then `python -m benchmarks.zoo.reproduction`, which writes this"
             f" section with `rlrun-table --aggregate` (files in `{link}/`). The Zoo's hyperparameters and budgets"
             " (`conf/benchmark/zoo_pair/`), evaluations every tenth of the budget.",
             "",
@@ -306,7 +295,8 @@ def section(out: Path, present: dict[str, Path], listed: dict[str, list[str]], r
             "",
             f"![Performance profiles]({link}/profiles.png) ![Aggregate estimates with 95% CIs]({link}/aggregate.png)",
             "",
-            f"Machine: {_cpu()} (hosts named by the runs: {', '.join(runs['hosts']) or 'unknown'})."
+            f"Machine: {cpu()}, {platform.system()} {platform.release()}"
+            f" (hosts named by the runs: {', '.join(runs['hosts']) or 'unknown'})."
             f" Runs: {packages or 'versions unknown'}; git {', '.join(c[:12] for c in runs['git']) or 'unknown'}."
             f" Section written with {versions()}, Python {platform.python_version()}.",
         ]
@@ -328,7 +318,7 @@ def write_reproduction(kept: Path = KEPT, md: Path = ROOT / "BENCHMARKS.md", con
     if not present:
         raise UserError(
             f"{kept}: no kept part (zoo-{'|'.join(listed)}/sweep.json)",
-            "keep a finished part first: python benchmarks/zoo_reproduction.py keep outputs/sweeps/zoo-1",
+            "keep a finished part first: python -m benchmarks.zoo.reproduction keep outputs/sweeps/zoo-1",
         )
     references = shipped_references()
     write_tables(list(present.values()), kept, aggregate=True)
@@ -344,7 +334,7 @@ def main() -> None:
     parser.add_argument("--kept", type=Path, default=KEPT, help="where the parts are kept and the tables written")
     parser.add_argument("--benchmarks-md", type=Path, default=ROOT / "BENCHMARKS.md")
     args = parser.parse_args()
-    with report_user_errors("benchmarks/zoo_reproduction.py"):
+    with report_user_errors("python -m benchmarks.zoo.reproduction"):
         if args.keep:
             if args.sweep is None:
                 parser.error("keep needs the part's sweep folder, e.g. keep outputs/sweeps/zoo-1")

@@ -1,5 +1,5 @@
-"""The presets benchmark (benchmarks/presets.py and conf/benchmark/): every preset over ten seeds, and its section of
-BENCHMARKS.md."""
+"""The presets benchmark (benchmarks/scores/presets.py and conf/benchmark/): every preset over ten seeds, and its
+section of BENCHMARKS.md."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from tools.zoo_readme import is_generated
 
 
 def test_benchmark_config_runs_every_preset_over_ten_seeds_with_joblib() -> None:
-    conf = Path(__file__).resolve().parents[2] / "conf"
+    conf = Path(__file__).resolve().parents[3] / "conf"
     pairs = sorted(p.stem for p in (conf / "benchmark/pair").glob("*.yaml"))
     assert pairs == sorted(p.stem for p in (conf / "tuned").glob("*.yaml") if not is_generated(p))  # verified ones
     with initialize_config_module("rlrun.conf", version_base="1.3"):
@@ -36,7 +36,7 @@ def test_benchmark_config_runs_every_preset_over_ten_seeds_with_joblib() -> None
 
 
 def test_benchmarks_md_gets_the_table_and_rl_zoos_figures(tmp_path: Path) -> None:
-    from benchmarks.presets import write_benchmark
+    from benchmarks.scores.presets import write_benchmark, write_kept
 
     sweep = tmp_path / "sweeps/presets"
     for seed in range(2):
@@ -56,12 +56,25 @@ def test_benchmarks_md_gets_the_table_and_rl_zoos_figures(tmp_path: Path) -> Non
     benchmarks_md = tmp_path / "BENCHMARKS.md"
     benchmarks_md.write_text("# Benchmarks\n\n<!-- rlrun:begin speed -->\nkept\n<!-- rlrun:end speed -->\n")
 
-    write_benchmark(sweep, tmp_path / "benchmarks/presets", benchmarks_md)
+    write_benchmark(sweep, tmp_path / "benchmarks/results/presets", benchmarks_md)
     text = benchmarks_md.read_text()
     assert "<!-- rlrun:begin speed -->\nkept\n<!-- rlrun:end speed -->" in text
     assert "<!-- rlrun:begin presets -->" in text and "rlrun -m +benchmark=presets" in text
     assert "| `cartpole-ppo` | 100,000 steps (Zoo: 100,000) | 500 ± 0 | 500 ± 0 (2 seeds) | 500 ± 0 / 500 ± 0 |" in text
     pooled = np.array([-100.0, -300.0, -110.0, -310.0])  # every seed's final episodes together
     assert f"| -157 ± 89 | {pooled.mean():.0f} ± {pooled.std():.0f} (2 seeds) | -210 ± 100 / -200 ± 100 |" in text
-    assert "1 h 02 min (sweep.json" in text and "](benchmarks/presets/curves.png)" in text
-    assert (tmp_path / "benchmarks/presets/curves.png").is_file()
+    assert "1 h 02 min (sweep.json" in text and "](benchmarks/results/presets/curves.png)" in text
+    assert (tmp_path / "benchmarks/results/presets/curves.png").is_file()
+
+    # --kept: the same section again from the kept files alone (the sweep gone), rlrun-table's text as it is now
+    out = tmp_path / "benchmarks/results/presets"
+    facts = json.loads((out / "section.json").read_text())
+    assert facts["wall_time"].startswith("1 h 02 min") and any("`pendulum-sac`" in line for line in facts["zoo"])
+    (out / "table.md").write_text("an older text\n")
+    again = tmp_path / "AGAIN.md"
+    again.write_text(text)
+    for run in sweep.rglob("run.json"):
+        run.unlink()
+    write_kept(out, again)
+    assert again.read_text() == text
+    assert "trim_mean(scores, 0.25)" in (out / "table.md").read_text()

@@ -1,4 +1,4 @@
-"""The RL Zoo reproduction (conf/benchmark/zoo.yaml, benchmarks/zoo_reproduction.py): its parts, keeping a part's
+"""The RL Zoo reproduction (conf/benchmark/zoo.yaml, benchmarks/zoo/reproduction.py): its parts, keeping a part's
 results, and its section of BENCHMARKS.md."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 import yaml
 from omegaconf import OmegaConf
 
-from benchmarks.zoo_reproduction import CONFIG, differences, keep, parts, write_reproduction
+from benchmarks.zoo.reproduction import CONFIG, differences, keep, parts, write_reproduction
 from rlrun.config.errors import UserError
 from rlrun.table.runs import Run, read_run
 from rlrun.table.write import write_tables
@@ -103,7 +103,7 @@ start-up
 
 
 def test_section_has_a_row_per_pair_with_the_zoos_figure_and_whether_it_lies_inside(tmp_path: Path) -> None:
-    kept, md = tmp_path / "benchmarks/zoo_reproduction", tmp_path / "BENCHMARKS.md"
+    kept, md = tmp_path / "benchmarks/results/zoo_reproduction", tmp_path / "BENCHMARKS.md"
     _part(
         kept / "zoo-1",
         {  # the Zoo: MountainCar-v0 A2C -111.263 at 1M steps, Acrobot-v1 A2C -83.353 at 500k
@@ -129,7 +129,7 @@ def test_section_has_a_row_per_pair_with_the_zoos_figure_and_whether_it_lies_ins
     for part, pairs in parts().items():
         if part != "1":
             assert f"- part {part} ({', '.join(pairs)}): **missing**" in text
-    assert "| `a2c` | 2 | 8 |" in text and "](benchmarks/zoo_reproduction/profiles.png)" in text
+    assert "| `a2c` | 2 | 8 |" in text and "](benchmarks/results/zoo_reproduction/profiles.png)" in text
     for name in ("table.md", "curves.png", "aggregate.md", "profiles.png", "aggregate.png"):
         assert (kept / name).is_file()
     write_reproduction(kept, md)
