@@ -36,7 +36,7 @@ def _evaluation(args: argparse.Namespace) -> dict[str, str]:
 def _eval_share(args: argparse.Namespace) -> dict[str, str]:
     from benchmarks.speed import eval_share
 
-    return {"eval_share": eval_share.run(args.quick)}
+    return {"eval_share": eval_share.run(args.quick, args.pairs)}
 
 
 def _overhead(args: argparse.Namespace) -> dict[str, str]:
@@ -168,7 +168,9 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=5, help="repetitions of each side, alternating (default 5)")
     parser.add_argument("--quick", action="store_true", help="tiny budgets, nothing written: proves each works")
     parser.add_argument(
-        "--pairs", nargs="+", help="time_to_solve: presets to run (default: the verified ones); zoo: its pairs"
+        "--pairs",
+        nargs="+",
+        help="time_to_solve, eval_share: presets to run (default: the verified ones); zoo: its pairs",
     )
     parser.add_argument("--user-level", action="store_true", help="zoo: also the 10-seed user-level figure")
     parser.add_argument("--jobs", type=int, default=1, help="time_to_solve: runs side by side (default 1)")

@@ -4,7 +4,8 @@ Each preset of the preset benchmark (``conf/benchmark/pair/``: the verified pres
 starts it (``python -m rlrun env=ENV algo=ALGO``: its budget, its own ``eval`` keys and rlrun's budget-relative
 defaults for the others), one run at a time; and so does CartPole PPO on SB3's defaults (``~tuned``: the default
 budget and every evaluation default). The share is run.json's ``eval_s`` (periodic and final evaluations) over its
-``wall_s`` (the whole run). Goal: at most 5%. The figures are kept in ``benchmarks/results/eval_share/runs.json``.
+``wall_s`` (the whole run). Goal: at most 5%. The figures are kept in ``benchmarks/results/eval_share/runs.json``
+as each run ends; ``--pairs`` measures some of the runs again, and the section is written from all kept ones.
 """
 
 from __future__ import annotations
@@ -34,10 +35,11 @@ def _command(name: str, run_dir: Path, quick: bool) -> list[str]:
 
 
 def measure(names: list[str], quick: bool, work: Path) -> dict[str, dict[str, Any]]:
-    """One run per name, one at a time; run.json's ``wall_s`` and ``eval_s`` and the evaluation settings."""
+    """One run per name, one at a time; run.json's ``wall_s`` and ``eval_s`` and the evaluation settings, each kept
+    as it ends (not in a quick run). Returns the runs measured."""
     results = {}
     for name in names:
-        run_dir = work / name.replace(" ", "")
+        run_dir = work / name.replace(" ", "-").replace("~", "")
         proc = run_process(_command(name, run_dir, quick), work / f"{run_dir.name}.log")
         record = json.loads((run_dir / "run.json").read_text())
         cfg = OmegaConf.load(run_dir / "config.yaml")
@@ -49,6 +51,10 @@ def measure(names: list[str], quick: bool, work: Path) -> dict[str, dict[str, An
             "eval": {key: OmegaConf.select(cfg, f"eval.{key}") for key in EVAL_KEYS},
         }
         print(f"  {name}: eval_s {record['eval_s']:.2f} of wall_s {record['wall_s']:.2f}", flush=True)
+        if not quick:
+            kept = json.loads(KEPT.read_text()) if KEPT.exists() else {}
+            KEPT.parent.mkdir(parents=True, exist_ok=True)
+            KEPT.write_text(json.dumps({**kept, name: results[name]}, indent=2) + "\n")
     return results
 
 
@@ -73,14 +79,15 @@ def rows(results: dict[str, dict[str, Any]]) -> list[list[str]]:
     return out
 
 
-def run(quick: bool) -> str:
-    """Run every preset (a tiny GridWorld run with ``quick``); the Markdown section."""
-    names = ["gridworld_ppo"] if quick else [*PAIRS, DEFAULTS]
+def run(quick: bool, names: list[str] | None = None) -> str:
+    """Run every preset, or ``names`` (a tiny GridWorld run with ``quick``); the Markdown section, from every kept
+    run (from the runs of this invocation with ``quick``)."""
+    every = [*PAIRS, DEFAULTS]
     with tempfile.TemporaryDirectory(prefix="rlrun-bench-") as tmp:
-        results = measure(names, quick, Path(tmp))
+        results = measure(["gridworld_ppo"] if quick else names or every, quick, Path(tmp))
     if not quick:
-        KEPT.parent.mkdir(parents=True, exist_ok=True)
-        KEPT.write_text(json.dumps(results, indent=2) + "\n")
+        kept = json.loads(KEPT.read_text())
+        results = {name: kept[name] for name in every if name in kept}
     header = ["run", "steps", "eval every / episodes / final / copies", "wall_s", "eval_s", "share", "goal <= 5%"]
     return "\n".join(
         [

@@ -73,6 +73,11 @@ def run(reps: int, quick: bool) -> str:
     ensure_zoo()
     with tempfile.TemporaryDirectory(prefix="rlrun-bench-") as tmp:
         times = measure(reps, Path(tmp))
+    held = (
+        f"The figures hold for rlrun with {versions(packages=('torch', 'stable-baselines3'))} and the Zoo with "
+        f"{versions(str(ZOO_PYTHON), ('torch', 'stable-baselines3'))}; another torch or SB3 version starts in "
+        "another time (rerun the command there)."
+    )
     return "\n".join(
         [
             "## Start-up: process start to the first training step",
@@ -84,6 +89,8 @@ def run(reps: int, quick: bool) -> str:
             table(["side", "median s", "range s", "ratio to zoo", "goal"], rows(times)),
             "",
             NOTE,
+            "",
+            held,
             "",
             provenance(f"python -m benchmarks --only startup{' --quick' if quick else ''} --reps {reps}", reps),
             f"The Zoo's environment: {versions(str(ZOO_PYTHON), ZOO_PACKAGES)}.",
