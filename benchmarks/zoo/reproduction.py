@@ -252,7 +252,9 @@ def how_to_read(table: dict[str, Any], rows: dict[str, list[dict[str, Any]]], re
     thresholds = "; ".join(sorted({f"{env}: {t['metric'].replace('_', ' ')} ≥ {t['value']:g}" for env, t in targets}))
     return (
         f"How to read it. Ours: each seed's final evaluation ({episodes} episodes, run.json's `final`); IQM over the"
-        " seeds with its 95% bootstrap interval, mean ± std over the seeds' scores; steps to threshold: the first"
+        " seeds (rliable's interquartile mean, `scipy.stats.trim_mean(scores, 0.25)`: 25% of the seeds trimmed from"
+        " each end, so 6 of 10 count) with its 95% bootstrap interval, mean ± std over the seeds' scores; steps to"
+        " threshold: the first"
         f" periodic evaluation that reached it, median over the seeds that did ({thresholds or 'none known'});"
         " wall time and steps/s: median per seed (run.json). The Zoo: one trained agent, mean ± std over its"
         ' evaluation episodes, so its std is across episodes and ours across seeds. "inside": the Zoo\'s mean lies'
@@ -295,8 +297,8 @@ def section(out: Path, present: dict[str, Path], listed: dict[str, list[str]], r
             "",
             f"![Performance profiles]({link}/profiles.png) ![Aggregate estimates with 95% CIs]({link}/aggregate.png)",
             "",
-            f"Machine: {cpu()}, {platform.system()} {platform.release()}"
-            f" (hosts named by the runs: {', '.join(runs['hosts']) or 'unknown'})."
+            f"Runs' hosts: {', '.join(runs['hosts']) or 'unknown'}; section written on {cpu()},"
+            f" {platform.system()} {platform.release()}."
             f" Runs: {packages or 'versions unknown'}; git {', '.join(c[:12] for c in runs['git']) or 'unknown'}."
             f" Section written with {versions()}, Python {platform.python_version()}.",
         ]
