@@ -184,9 +184,16 @@ def main() -> None:
         help="the Markdown file the in-process benchmarks and sweep_scaling write",
     )
     args = parser.parse_args()
+    failed = []
     for name in NAMES:
         if name in args.only:
-            run(name, args)
+            try:
+                run(name, args)
+            except (subprocess.CalledProcessError, RuntimeError) as error:  # the others still run
+                print(f"{name} FAILED: {error}", flush=True)
+                failed.append(name)
+    if failed:
+        raise SystemExit(f"failed: {', '.join(failed)}")
 
 
 if __name__ == "__main__":

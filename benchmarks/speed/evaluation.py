@@ -67,9 +67,10 @@ def run(reps: int, quick: bool) -> str:
         [
             "## Evaluation: the final 50 episodes of a solved CartPole",
             "",
-            f"CartPole-v1 PPO trained {steps:,} steps with its preset, then `rlrun.run.evaluation.evaluate` (SB3's "
-            "`evaluate_policy` over all copies, one batched forward pass per step) timed in one process, the copy "
-            "counts taking turns. CPU seconds are shown too: on a shared machine they are the steadier figure.",
+            f"CartPole-v1 PPO trained {steps:,} steps with RL Zoo's hyperparameters, then "
+            "`rlrun.run.evaluation.evaluate` (SB3's `evaluate_policy` over all copies, one batched forward pass per "
+            "step) timed in one process, the copy counts taking turns. CPU seconds are shown too: on a shared "
+            "machine they are the steadier figure.",
             "",
             table(["eval copies", "wall s", "cpu s", "mean return", "goal"], rows),
             "",

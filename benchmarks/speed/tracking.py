@@ -41,7 +41,7 @@ def start_server(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    args = [str(Path(PYTHON).parent / "mlflow"), "server", "--backend-store-uri", f"sqlite:///{folder / 'server.db'}"]
+    args = [PYTHON, "-m", "mlflow", "server", "--backend-store-uri", f"sqlite:///{folder / 'server.db'}"]
     args += ["--default-artifact-root", str(folder / "artifacts"), "--host", "127.0.0.1", "--port", str(port)]
     args += ["--workers", "1"]
     env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
