@@ -1,7 +1,10 @@
-"""What every benchmark of the suite shares: whole-process timing, medians, the machine, BENCHMARKS.md sections."""
+"""What the benchmarks share: whole-process timing, medians, the machine, versions, BENCHMARKS.md sections, the
+RL Zoo's virtualenv and configs, the verified presets' pairs."""
 
 from __future__ import annotations
 
+import datetime
+import json
 import os
 import platform
 import re
@@ -17,9 +20,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BENCHMARKS_MD = ROOT / "BENCHMARKS.md"
 PYTHON = sys.executable
+RESULTS = ROOT / "benchmarks" / "results"  # every benchmark's kept files, one folder per benchmark
 ZOO_VENV = ROOT / "benchmarks" / ".zoo-venv"
 ZOO_PYTHON = ZOO_VENV / "bin" / "python"
 PACKAGES = ("stable-baselines3", "gymnasium", "torch", "hydra-core", "numpy")
+ZOO_PACKAGES = ("rl_zoo3", "stable-baselines3", "gymnasium", "torch")
+# The Zoo's virtualenv: torch first, pinned to the project's CPU build (so pip does not pull a CUDA one), then
+# rl_zoo3, then the env packages of the Zoo pairs at the versions rlrun's extras install here (MiniGrid, Box2D).
+ZOO_INSTALL = (("torch==2.13.0",), ("rl_zoo3==2.9.2",), ("minigrid==3.2.0", "box2d==2.3.10", "pygame-ce==2.5.8"))
 
 
 @dataclass
@@ -96,28 +104,28 @@ def versions(python: str = PYTHON, packages: Sequence[str] = PACKAGES) -> str:
     return ", ".join(out.split("\n")[:-1])
 
 
-def machine() -> str:
-    """CPU model, core count, load at the start, OS and Python: what a reader needs to weigh the figures."""
-    cpu = platform.processor() or platform.machine()
+def cpu() -> str:
+    """The CPU model and core count."""
+    name = platform.processor() or platform.machine()
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.exists():
         names = re.findall(r"model name\s*:\s*(.+)", cpuinfo.read_text())
-        cpu = names[0] if names else cpu
+        name = names[0] if names else name
+    return f"{name}, {os.cpu_count()} cores"
+
+
+def machine() -> str:
+    """CPU model, core count, load at the start, OS and Python: what a reader needs to weigh the figures."""
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     system = f"{platform.system()} {platform.release()}, Python {platform.python_version()}"
-    return f"{cpu}, {os.cpu_count()} cores (load {load} at the start), {system}"
+    return f"{cpu()} (load {load} at the start), {system}"
 
 
 def write_section(name: str, body: str, path: Path = BENCHMARKS_MD) -> None:
     """Rewrite the section ``name`` of BENCHMARKS.md (between its markers); other sections stay as they are."""
-    begin, end = f"<!-- rlrun:begin {name} -->", f"<!-- rlrun:end {name} -->"
-    block = f"{begin}\n{body.strip()}\n{end}"
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), flags=re.S)
-    text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip() + f"\n\n{block}\n"
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    from rlrun.table import outputs
+
+    outputs.write_section(path, name, body)
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
@@ -131,11 +139,47 @@ def provenance(
     command: str, reps: int, extra: str = "", how: str = "the sides alternating, whole processes timed"
 ) -> str:
     """The footer every section carries: the command, repetitions, machine and versions."""
+    repeated = f"medians of {reps} repetitions" if reps != 1 else "one repetition"
     lines = [
-        f"Command: `{command}`; medians of {reps} repetitions, {how}.",
+        f"Command: `{command}`; {repeated}, {how}.",
         f"Machine: {machine()}.",
         f"rlrun's environment: {versions()}.",
     ]
     if extra:
         lines.append(extra)
     return "\n".join(lines)
+
+
+def pair_of(preset: str) -> tuple[str, str]:
+    """``(env, algo)`` of a verified preset, from the preset benchmark's pair file (``conf/benchmark/pair/``)."""
+    import yaml
+
+    defaults = yaml.safe_load((ROOT / "conf" / "benchmark" / "pair" / f"{preset}.yaml").read_text())["defaults"]
+    chosen = {key.split("/")[-1]: value for entry in defaults for key, value in entry.items()}
+    return chosen["env"], chosen["algo"]
+
+
+def ensure_zoo() -> None:
+    """Create ``benchmarks/.zoo-venv`` with rl_zoo3 unless it is there (``ZOO_INSTALL``, in that order)."""
+    if ZOO_PYTHON.exists():
+        return
+    subprocess.run([PYTHON, "-m", "venv", str(ZOO_VENV)], check=True)
+    for packages in ZOO_INSTALL:
+        subprocess.run([str(ZOO_PYTHON), "-m", "pip", "install", "-q", *packages], check=True)
+
+
+def zoo_config(env: str, algo: str) -> list[str]:
+    """rlrun's overrides for the Zoo's hyperparameters and budget (``conf/benchmark/zoo/``), not rlrun's preset."""
+    return [f"env={env}", f"algo={algo}", "~tuned", f"+benchmark/zoo={env}_{algo}"]
+
+
+def wall_time(sweep: Path) -> str:
+    """A sweep's wall time from sweep.json's start and end, when the sweep wrote one."""
+    try:
+        record = json.loads((sweep / "sweep.json").read_text())
+        started, ended = (datetime.datetime.strptime(record[k], "%Y-%m-%dT%H:%M:%S%z") for k in ("started", "ended"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return "unknown (no readable sweep.json)"
+    minutes, seconds = divmod(round((ended - started).total_seconds()), 60)
+    took = f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min {seconds:02d} s"
+    return f"{took} (sweep.json: {record['started']} to {record['ended']})"

@@ -68,10 +68,10 @@ ENVS: dict[str, tuple[str | None, str]] = {
     "BreakoutNoFrameskip-v4": ("BreakoutNoFrameskip-v4", "Atari: the Zoo evaluates the full game (all lives)"),
 }
 # rlrun's own envs: no Zoo figure; their trained agents' figures are rlrun's verified presets over seeds 0-9, as
-# the presets benchmark measured them (BENCHMARKS.md `presets`; its table is benchmarks/presets/table.json).
+# the presets benchmark measured them (BENCHMARKS.md `presets`; its table is benchmarks/results/presets/table.json).
 OWN = {"rlrun/GridWorld-v0": "gridworld", "rlrun/PointEnv-v0": "pointenv", "rlrun/PointGoal-v0": "pointgoal"}
 OWN |= {"rlrun/RoomToy-v0": "roomtoy"}
-PRESETS_TABLE = Path(__file__).resolve().parents[1] / "benchmarks" / "presets" / "table.json"
+PRESETS_TABLE = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "presets" / "table.json"
 _OWN_NOTE = "rlrun's own env: its presets' figures (seeds 0-9, BENCHMARKS.md presets), not the Zoo's"
 ENVS |= {env_id: (None, _OWN_NOTE) for env_id in OWN}
 

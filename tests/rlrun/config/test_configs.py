@@ -119,7 +119,7 @@ ZOO = {
 
 @pytest.mark.parametrize("pair", sorted(ZOO))
 def test_the_zoo_benchmark_trains_with_the_zoos_hyperparameters_not_the_preset(pair: str) -> None:
-    from benchmarks.zoo import zoo_config
+    from benchmarks.common import zoo_config
 
     assert options("benchmark/zoo") == sorted(ZOO)
     cfg = compose_config(*zoo_config(*pair.split("_")))
