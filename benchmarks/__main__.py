@@ -124,6 +124,10 @@ SCRIPTS: dict[str, Script] = {
     "native_preset": ("benchmarks.scores.native_preset", _quick_or(["--seeds", "1"], ["--write"])),
     "presets": ("benchmarks.scores.presets", _presets),
     "zoo_reproduction": ("benchmarks.zoo.reproduction", _zoo_reproduction),
+    "zoo_jax": (
+        "benchmarks.zoo.backends",
+        _quick_or(["--quick"], ["--pairs", "pendulum-sac", "cartpole-dqn", "--reps", "3", "--write"]),
+    ),
 }
 # The order they run in: speed, then scores, then the RL Zoo comparison.
 NAMES = (
@@ -143,6 +147,7 @@ NAMES = (
     "native_preset",
     "zoo",
     "zoo_reproduction",
+    "zoo_jax",
 )
 
 

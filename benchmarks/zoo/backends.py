@@ -6,7 +6,7 @@ and CPU seconds of the whole process (JAX's import and compilation included), it
 returns; then jax / torch for wall and CPU time. The torch side is rlrun on SB3, which BENCHMARKS.md's ``zoo``
 section shows at 0.89-1.08 of RL Zoo's wall time at equal threads, so the ratio stands for jax against the Zoo.
 
-    python -m benchmarks.zoo_jax [--pairs pendulum-sac cartpole-dqn] [--steps 20000] [--reps 1] [--seeds 1]
+    python -m benchmarks.zoo.backends [--pairs pendulum-sac cartpole-dqn] [--steps 20000] [--reps 1] [--seeds 1]
         [--write]   # also write the zoo_jax section of BENCHMARKS.md
 """
 
@@ -75,7 +75,10 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=1)
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--write", action="store_true", help="write the zoo_jax section of BENCHMARKS.md")
+    parser.add_argument("--quick", action="store_true", help="CartPole DQN at 300 steps, printed only")
     args = parser.parse_args()
+    if args.quick:
+        args.pairs, args.steps, args.write = ["cartpole-dqn"], 300, False
     header = ["pair", "steps", "backend", "wall s", "CPU s", "peak MB", f"jobs in {MEMORY_BUDGET_GB} GiB", "returns"]
     body: list[list[object]] = []
     with tempfile.TemporaryDirectory(prefix="zoo-jax-") as folder:
