@@ -7,6 +7,7 @@ env, the seed, the device) are passed in as call-site arguments; the config is n
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from gymnasium import spaces
@@ -15,6 +16,10 @@ from omegaconf import DictConfig
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.preprocessing import is_image_space
 from stable_baselines3.common.vec_env import VecEnv
+
+from rlrun.make import optimizers
+
+log = logging.getLogger("rlrun")
 
 # The smallest image side SB3's NatureCNN (CnnPolicy's features extractor) takes: its convolutions are 8 (stride 4),
 # 4 (stride 2) and 3 (stride 1); 36 is the least size that leaves them at least one output (MiniGrid's is 7).
@@ -83,13 +88,19 @@ def load_model(cfg: DictConfig, path: Path, env: VecEnv) -> BaseAlgorithm:
 
 
 def make_model(cfg: DictConfig, env: VecEnv) -> BaseAlgorithm:
-    """Instantiate the algorithm on ``env``; rlrun passes policy, seed, device and verbosity."""
+    """Instantiate the algorithm on ``env``; rlrun passes policy, seed, device and verbosity, and the policy's
+    keyword arguments with fused Adam where ``fused_adam`` asks for it (:mod:`rlrun.make.optimizers`)."""
+    policy = policy_for(cfg, env.observation_space)
+    fused, note = optimizers.fused_kwargs(cfg, algo_class(cfg), policy)
+    if note is not None:
+        log.info("%s", note)
     return instantiate(
         cfg.algo,
-        policy=policy_for(cfg, env.observation_space),
+        policy=policy,
         env=env,
         seed=cfg.seed,
         device=cfg.device,
         verbose=0,
         _convert_="all",
+        **fused,
     )
