@@ -94,7 +94,7 @@ def make_model(cfg: DictConfig, env: VecEnv) -> BaseAlgorithm:
     fused, note = optimizers.fused_kwargs(cfg, algo_class(cfg), policy)
     if note is not None:
         log.info("%s", note)
-    return instantiate(
+    model = instantiate(
         cfg.algo,
         policy=policy,
         env=env,
@@ -104,3 +104,6 @@ def make_model(cfg: DictConfig, env: VecEnv) -> BaseAlgorithm:
         _convert_="all",
         **fused,
     )
+    if fused and (note := optimizers.unfused_note(model)) is not None:
+        log.info("%s", note)
+    return model

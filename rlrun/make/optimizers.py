@@ -5,7 +5,9 @@ SB3 builds each policy optimiser as ``optimizer_class(params, lr=..., **optimize
 applies where that optimiser is torch's Adam (or a subclass, AdamW): a policy that builds none (ARS), an algorithm
 that builds another (A2C with its default ``use_rms_prop``) or the jax backend get a one-line note and plain
 optimisers. A torch without fused Adam on the run's device (CPU support arrived in torch 2.4) gets a one-line note
-and torch's default Adam. A ``fused`` the config already sets in ``algo.policy_kwargs.optimizer_kwargs`` wins.
+and torch's default Adam; so does an algorithm that replaces the policy's ``optimizer_kwargs`` with its own
+(sb3-contrib's QRDQN, unless ``policy_kwargs.optimizer_class`` is set), found on the built model. A ``fused``
+the config already sets in ``algo.policy_kwargs.optimizer_kwargs`` wins.
 
 SAC's entropy-coefficient optimiser (one scalar) is built by the algorithm itself and stays plain.
 """
@@ -91,3 +93,18 @@ def fused_kwargs(
     if (reason := skipped_because(cfg, algo_cls, policy, probe or fused_supported)) is not None:
         return {}, f"note: fused_adam=true skipped: {reason}"
     return {"policy_kwargs": {"optimizer_kwargs": {"fused": True}}}, None
+
+
+def policy_optimizers(policy: torch.nn.Module) -> list[torch.optim.Optimizer]:
+    """The optimisers of an SB3 policy (``BaseModel.optimizer``): the policy's own, or its actor's and critic's."""
+    held = (getattr(module, "optimizer", None) for module in policy.modules())
+    return [optimizer for optimizer in held if isinstance(optimizer, torch.optim.Optimizer)]
+
+
+def unfused_note(model: BaseAlgorithm) -> str | None:
+    """For a model built with fused Adam asked for: the note when a policy optimiser is not fused all the same
+    (its algorithm replaced the ``optimizer_kwargs``), else None."""
+    if all(optimizer.defaults.get("fused") for optimizer in policy_optimizers(model.policy)):
+        return None
+    name = type(model).__name__
+    return f"note: fused_adam=true skipped: {name} replaces the policy's optimizer_kwargs with its own"
