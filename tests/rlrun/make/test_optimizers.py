@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import torch
 from omegaconf import DictConfig
-from stable_baselines3 import PPO
+from stable_baselines3 import PPO, SAC
 from stable_baselines3.common.base_class import BaseAlgorithm
 
 from rlrun.make import models, optimizers, vec_envs
@@ -135,3 +135,9 @@ def test_a_trained_run_saves_and_resumes_with_fused_adam(
     train(cfg, tmp_path / "run")
     model = PPO.load(tmp_path / "run" / "model.zip", device="cpu")
     assert model.policy.optimizer.defaults["fused"] is True
+
+
+def test_another_backend_gets_the_note_and_no_torch_arguments() -> None:
+    cfg = compose_config("env=pendulum", "algo=sac", "fused_adam=true", "+algo.backend=jax")
+    kwargs, note = optimizers.fused_kwargs(cfg, SAC, "MlpPolicy", probe=lambda device: True)
+    assert kwargs == {} and note == "note: fused_adam=true skipped: the jax backend's optimisers are not torch's"
