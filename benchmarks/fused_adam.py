@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +32,10 @@ SIDES = (False, True)  # plain, fused
 QUICK_PRESETS = ("gridworld_ppo", "pendulum_sac")
 QUICK_STEPS = 300
 COMMAND = "python -m benchmarks.fused_adam"
+SHARED = (
+    "The machine is shared: other work ran beside the benchmark (it is the same for both sides of a seed, which run"
+    " together); CPU seconds are the steadier figure."
+)
 
 
 @dataclass(frozen=True)
@@ -186,7 +189,7 @@ def section(presets: list[str], seeds: list[int], out: Path, steps: int | None, 
             overall,
             outcome,
             "",
-            provenance(command, len(seeds), how="one run per seed and side, the sides alternating"),
+            provenance(command, len(seeds), how="one run per seed and side, the sides alternating", extra=SHARED),
         ]
     )
 
@@ -209,7 +212,9 @@ def main() -> None:
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             for result in pool.map(lambda job: run_job(job, out), jobs_in_order(presets, seeds, steps)):
                 del result  # raised errors surface here, in order
-    command = " ".join([COMMAND, *(a for a in sys.argv[1:] if a != "--write-only")])
+    command = " ".join(
+        [COMMAND, *(["--quick"] if args.quick else []), *(["--presets", *presets] if args.presets else [])]
+    )
     body = section(presets, seeds, out, steps, command)
     print(body, flush=True)
     target = args.benchmarks_md or (None if args.quick else ROOT / "BENCHMARKS.md")
