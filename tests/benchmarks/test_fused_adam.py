@@ -45,7 +45,7 @@ def test_the_section_states_the_ratios_scores_and_which_presets_fall_short(tmp_p
     seeds = [0, 1]
     for seed in seeds:
         for fused in (False, True):
-            _finished(tmp_path, "cartpole_ppo", fused, seed, 500.0, "mean_return")
+            _finished(tmp_path, "cartpole_ppo", fused, seed, 460.0 if seed and not fused else 500.0, "mean_return")
             _finished(tmp_path, "gridworld_ppo", fused, seed, 0.8 if fused and seed else 1.0, "success_rate")
     presets = ["cartpole_ppo", "gridworld_ppo", "pendulum_sac"]
     body = fused_adam.section(presets, seeds, tmp_path, None, "python -m benchmarks.fused_adam")
@@ -56,6 +56,7 @@ def test_the_section_states_the_ratios_scores_and_which_presets_fall_short(tmp_p
     assert rows["| `pendulum_sac`"][-1] == "not run |"
     assert "falls short of the target on some seed for `gridworld_ppo`: the default stays" in body
     assert "Not finished: `pendulum_sac`." in body
+    assert "Without fused Adam, some seed falls short for `cartpole_ppo`." in body
 
 
 def test_the_section_says_so_when_every_preset_meets_its_target(tmp_path: Path) -> None:
