@@ -36,6 +36,9 @@ NON_TRAINING_KEYS = (
 # Env keys added after runs were first made, at the values that change nothing: left out of config_hash so that
 # a run (and a sweep job) made before them keeps its hash.
 NEW_ENV_DEFAULTS: dict[str, Any] = {"extra": None, "wrappers": {}, "frame_stack": None, "threshold": None}
+# Top-level training keys added after runs were first made, at the values those runs trained with: left out of
+# config_hash at these values, for the same reason.
+NEW_RUN_DEFAULTS: dict[str, Any] = {"fused_adam": False}
 # Keys inside a group that never change the trained parameters: the level tables count as solved.
 NON_TRAINING_SUBKEYS = ("env.threshold", "env.packages", "env.success_key", "env.name")
 # Overrides that also say nothing about what is trained: the config groups that pick launchers and sweepers.
@@ -92,7 +95,11 @@ def config_hash(cfg: DictConfig | dict[str, Any]) -> str:
     """
     container = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg)
     assert isinstance(container, dict)
-    trained = {key: value for key, value in container.items() if is_training_key(str(key))}
+    trained = {
+        key: value
+        for key, value in container.items()
+        if is_training_key(str(key)) and (key not in NEW_RUN_DEFAULTS or value != NEW_RUN_DEFAULTS[key])
+    }
     if isinstance(trained.get("env"), dict):
         env = trained["env"]
         trained["env"] = {

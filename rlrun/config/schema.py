@@ -93,6 +93,7 @@ class RunConfig:
     total_timesteps: int = 100_000
     torch_threads: int = 1
     device: str = "cpu"
+    fused_adam: bool = False  # torch's fused Adam for the policy's optimisers (rlrun.make.optimizers)
     progress_bar: str = "auto"
     progress_every: float = 60.0  # seconds between plain progress lines without a progress bar; 0: none
     check_nan: bool = False

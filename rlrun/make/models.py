@@ -19,7 +19,7 @@ from stable_baselines3.common.preprocessing import is_image_space
 from stable_baselines3.common.vec_env import VecEnv
 
 from rlrun.config import backend
-from rlrun.make import jax_models
+from rlrun.make import jax_models, optimizers
 
 log = logging.getLogger("rlrun")
 
@@ -109,16 +109,25 @@ def load_model(cfg: DictConfig, path: Path, env: VecEnv) -> BaseAlgorithm:
 
 
 def make_model(cfg: DictConfig, env: VecEnv) -> BaseAlgorithm:
-    """Instantiate the algorithm on ``env``; rlrun passes policy, seed, device and verbosity."""
+    """Instantiate the algorithm on ``env``; rlrun passes policy, seed, device and verbosity, and the policy's
+    keyword arguments with fused Adam where ``fused_adam`` asks for it (:mod:`rlrun.make.optimizers`)."""
     arguments = algo_arguments(cfg)
     if backend.is_jax(cfg) and (note := jax_models.translation_note(cfg)):
         log.info("%s", note)
-    return instantiate(
+    policy = policy_for(cfg, env.observation_space)
+    fused, note = optimizers.fused_kwargs(cfg, algo_class(cfg), policy)
+    if note is not None:
+        log.info("%s", note)
+    model = instantiate(
         arguments,
-        policy=policy_for(cfg, env.observation_space),
+        policy=policy,
         env=env,
         seed=cfg.seed,
         device=cfg.device,
         verbose=0,
         _convert_="all",
+        **fused,
     )
+    if fused and (note := optimizers.unfused_note(model)) is not None:
+        log.info("%s", note)
+    return model

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from omegaconf import DictConfig, open_dict
+from omegaconf import DictConfig, OmegaConf, open_dict
 from stable_baselines3 import PPO
 
 from rlrun.config.keys import config_hash, is_training_key, override_key, override_value, training_overrides
@@ -48,14 +48,22 @@ def test_keys_that_do_not_change_training_leave_the_hash_alone(
 
 @pytest.mark.parametrize(
     "values",
-    [{"torch_threads": 2}, {"total_timesteps": 999}, {"algo__gamma": 0.5}, {"env__n_envs": 2}],
-    ids=["torch_threads", "total_timesteps", "algo", "env"],
+    [{"torch_threads": 2}, {"total_timesteps": 999}, {"algo__gamma": 0.5}, {"env__n_envs": 2}, {"fused_adam": True}],
+    ids=["torch_threads", "total_timesteps", "algo", "env", "fused_adam"],
 )
 def test_keys_that_change_training_change_the_hash(
     tiny_config: Callable[..., DictConfig], values: dict[str, object]
 ) -> None:
     cfg = tiny_config("env=gridworld", "algo=ppo")
     assert config_hash(changed(cfg, **values)) != config_hash(cfg)
+
+
+def test_a_run_made_before_fused_adam_keeps_its_hash(tiny_config: Callable[..., DictConfig]) -> None:
+    """fused_adam=false (the default) trains as runs did before the key: their config, without it, hashes alike."""
+    cfg = tiny_config("env=gridworld", "algo=ppo")
+    container = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(container, dict) and container.pop("fused_adam") is False
+    assert config_hash(container) == config_hash(cfg)
 
 
 def test_training_overrides_drop_what_does_not_change_training() -> None:
