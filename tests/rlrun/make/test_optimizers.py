@@ -138,6 +138,6 @@ def test_a_trained_run_saves_and_resumes_with_fused_adam(
 
 
 def test_another_backend_gets_the_note_and_no_torch_arguments() -> None:
-    cfg = compose_config("env=pendulum", "algo=sac", "fused_adam=true", "+algo.backend=jax")
+    cfg = compose_config("env=pendulum", "algo=sac", "fused_adam=true", "algo.backend=jax")
     kwargs, note = optimizers.fused_kwargs(cfg, SAC, "MlpPolicy", probe=lambda device: True)
     assert kwargs == {} and note == "note: fused_adam=true skipped: the jax backend's optimisers are not torch's"
