@@ -294,6 +294,7 @@ def test_worker_states_continue_where_they_were_taken() -> None:
 ALLOWED = {
     "make/models.py: cfg.algo._target_",  # a config key (Hydra's), not an attribute
     "cli/composition.py: cfg.algo._target_",  # the same config key, named in a command-line mistake's answer
+    "make/jax_models.py: cfg.algo._target_",  # the same config key: the SB3 class that SBX's stands in for
     "sweep/orphans.py: os._exit",  # a joblib worker whose sweep died ends without running its parent's teardown
     "sweep/warm_up.py: multiprocessing.forkserver._forkserver",
     "run/interrupts.py: super()._on_step",  # BaseCallback's documented override point
