@@ -208,6 +208,7 @@ class PeriodicEvaluation(BaseCallback):
         self.on_result: Callable[[int, EvalResult], None] | None = None  # told each result, e.g. to print it
         self.started = time.perf_counter()
         self.stopping: Callable[[], bool] = lambda: False  # a stop signal came (set by the run)
+        self.owed = False  # a stop signal cut the last evaluation short: the resumed run does it first
 
     def wall(self) -> float:
         """Seconds of training so far, across resumes."""
@@ -220,14 +221,24 @@ class PeriodicEvaluation(BaseCallback):
                 f.write(EVAL_CSV_HEADER)
         while self.next_eval <= self.num_timesteps:  # resumed run: the next evaluation still ahead
             self.next_eval += self.every
+        if self.owed:  # a resumed run whose last session was stopped while evaluating: that evaluation, now
+            self.owed = False
+            self._evaluate_unless_stopped()
 
     def _on_step(self) -> bool:
         if self.num_timesteps >= self.next_eval:
             while self.next_eval <= self.num_timesteps:
                 self.next_eval += self.every
-            with contextlib.suppress(EvaluationStopped):  # not reported; the run stops at the next boundary
-                self.run_evaluation()
+            self._evaluate_unless_stopped()
         return True
+
+    def _evaluate_unless_stopped(self) -> None:
+        """A stop signal ends the evaluation unreported; it is owed (snapshots record it) and the run stops at the
+        next boundary."""
+        try:
+            self.run_evaluation()
+        except EvaluationStopped:
+            self.owed = True
 
     def seed_now(self) -> int | None:
         """The sampling seed of an evaluation now (None: deterministic)."""

@@ -124,6 +124,7 @@ def capture(
             "last_mean_return": evaluator.last_mean_return,  # the score of the snapshots to come
             "wall_s": evaluator.wall(),
             "eval_s": evaluator.eval_s,
+            "owed": evaluator.owed,  # an evaluation a stop signal cut short: done first when the run resumes
         },
     }
 
@@ -167,6 +168,7 @@ def restore(
     evaluator.last_mean_return = state["evaluator"].get("last_mean_return")
     evaluator.wall_offset = state["evaluator"]["wall_s"]
     evaluator.eval_s = state["evaluator"].get("eval_s", 0.0)  # snapshots before eval_s: not known
+    evaluator.owed = state["evaluator"].get("owed", False)
     rng = state["rng"]
     random.setstate(rng["python"])
     np.random.set_state(rng["numpy"])

@@ -59,3 +59,30 @@ def test_sigint_during_the_final_evaluation_stops_the_run(tmp_path: Path) -> Non
     assert p.returncode == 130, stderr
     record = json.loads((run_dir / "run.json").read_text())
     assert record["status"] == "interrupted" and record["final"] is None
+
+
+def test_a_periodic_evaluation_a_sigint_cut_short_is_done_when_the_run_resumes(tmp_path: Path) -> None:
+    """SIGINT during the evaluation at step 64 ends it unreported; the resumed run evaluates at 64 first, so
+    eval.csv has every step as a run never stopped would."""
+    marker, run_dir = tmp_path / "resets", tmp_path / "run"
+    args = [sys.executable, "-m", "rlrun", *ENDLESS, "total_timesteps=128", "algo.n_steps=32", "algo.batch_size=32"]
+    args += ["eval.every=64", "eval.episodes=1", "eval.final_episodes=1", "eval.n_envs=1", "snapshot.every=100000"]
+    args += [f"+env.kwargs.resets={marker}", "+env.kwargs.step_seconds=0.002", "progress_bar=false"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    with subprocess.Popen([*args, f"hydra.run.dir={run_dir}"], cwd=tmp_path, env=env, **pipes) as p:
+        while resets(marker) < 3 and p.poll() is None:  # the copies' first resets, then the evaluation's at 64
+            time.sleep(0.1)
+        p.send_signal(signal.SIGINT)  # the evaluation at 64 takes 2 s (1000 capped steps of 2 ms)
+        _, stderr = p.communicate(timeout=120)
+    assert p.returncode == 130, stderr
+    assert (run_dir / "eval.csv").read_text().splitlines()[1:] == []
+    assert json.loads((run_dir / "run.json").read_text())["timesteps"] == 64
+
+    resumed = subprocess.run(
+        [sys.executable, "-m", "rlrun", f"resume={run_dir}", "progress_bar=false"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    steps = [int(line.split(",")[0]) for line in (run_dir / "eval.csv").read_text().splitlines()[1:]]
+    assert steps == [64, 128]
