@@ -1,12 +1,13 @@
 """A job whose process is killed outright (SIGKILL: the out-of-memory killer) costs only itself.
 
 joblib's workers (loky's) share one pool: when one of them is killed, loky kills the others as well and raises
-``TerminatedWorkerError`` for every job of the batch. So while the launcher runs, the sweep's process watches
-the processes of its running jobs (a pidfd each, Linux's handle that becomes readable the moment a process
-dies) and notes which died first. When the launcher then fails, the job whose process died first, the one
-killed from outside, is recorded ``failed`` with the cause; the jobs the pool ended after it, and those it
-never started, go to a fresh pool (loky makes a new one once the old is broken), each resumed from its newest
-snapshot or trained from the start as the sweep's rules say (:func:`rlrun.sweep.plan.decide`).
+``TerminatedWorkerError`` for every job of the batch. So while the launcher runs, the sweep's process watches its
+descendants (the pool's workers, from their start) and the processes its jobs' records name (a pidfd each, Linux's
+handle that becomes readable the moment a process dies) and notes the order in which they die. When the launcher
+then fails, the job whose process died first, the one killed from outside, is recorded ``failed`` with the cause;
+the jobs the pool ended after it, and those it never started, go to a fresh pool (loky makes a new one once the old
+is broken), each resumed from its newest snapshot or trained from the start as the sweep's rules say
+(:func:`rlrun.sweep.plan.decide`).
 
 Where pidfds do not exist (not Linux), every job whose process is gone is taken as killed.
 """
@@ -43,17 +44,25 @@ def _running_pid(path: Path) -> int | None:
 
 
 class DeathWatch:
-    """Watches the processes of the jobs as they run; :attr:`first` holds the pids seen dead first."""
+    """Watches the processes that may run the jobs and notes the order in which they die: :meth:`first` tells
+    which of some dead processes died first.
+
+    A process is watched from the moment it is seen: a child of this process (a pool's worker, usually seconds
+    before it takes a job) or the process a job's ``run.json`` names. Watching the workers from their start
+    closes the window between a job writing its ``run.json`` and the next look at it, in which a process killed
+    early would die unseen.
+    """
 
     def __init__(self, jobs: list[Job]) -> None:
         self.jobs = jobs
-        self.first: set[int] | None = set() if hasattr(os, "pidfd_open") else None
+        self.watching = hasattr(os, "pidfd_open")
+        self.deaths: dict[int, int] = {}  # pid -> the round of polling in which it was seen dead
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="rlrun-sweep-deaths", daemon=True)
         self._stamps: dict[Path, int] = {}
 
     def __enter__(self) -> DeathWatch:
-        if self.first is not None:
+        if self.watching:
             self._thread.start()
         return self
 
@@ -62,9 +71,17 @@ class DeathWatch:
         if self._thread.is_alive():
             self._thread.join()
 
+    def first(self, dead: set[int]) -> set[int]:
+        """Those of the ``dead`` pids seen dying in the earliest round (every one where pidfds do not exist)."""
+        if not self.watching:
+            return dead
+        rounds = {pid: self.deaths[pid] for pid in dead if pid in self.deaths}
+        return {pid for pid, round_ in rounds.items() if round_ == min(rounds.values(), default=None)}
+
     def _started_pids(self) -> set[int]:
-        """The pids of the jobs whose ``run.json`` changed since the last look and says ``running``."""
-        pids = set()
+        """This process's children, and the pids of the jobs whose ``run.json`` changed since the last look and
+        says ``running``."""
+        pids = _descendants()
         for job in self.jobs:
             try:
                 stamp = (job.path / "run.json").stat().st_mtime_ns
@@ -77,21 +94,19 @@ class DeathWatch:
         return pids
 
     def _loop(self) -> None:
-        assert self.first is not None
-        poller, fds = select.poll(), dict[int, int]()
+        poller, fds, round_ = select.poll(), dict[int, int](), 0
         try:
             while not self._stop.is_set():
-                for pid in self._started_pids() - set(fds.values()):
-                    with suppress(OSError):  # already gone: not seen dying, so not first
+                for pid in self._started_pids() - set(fds.values()) - set(self.deaths):
+                    with suppress(OSError):  # already gone: not seen dying
                         fd = os.pidfd_open(pid)
                         fds[fd] = pid
                         poller.register(fd, select.POLLIN)
                 # the ready set is taken by the kernel as the process dies, before the pool (a thread of this
                 # process, which needs the interpreter this thread holds on waking) can end the others
-                ready = poller.poll(_SCAN_S * 1000)
-                if ready and not self.first:
-                    self.first = {fds[fd] for fd, _ in ready}
-                for fd, _ in ready:
+                round_ += 1
+                for fd, _ in poller.poll(_SCAN_S * 1000):
+                    self.deaths[fds[fd]] = round_
                     poller.unregister(fd)
                     os.close(fds.pop(fd))
         finally:
@@ -99,14 +114,25 @@ class DeathWatch:
                 os.close(fd)
 
 
+def _descendants() -> set[int]:
+    """The pids of this process's children, theirs and so on (a pool's workers are the children of its fork
+    server); from Linux's /proc, none where it does not list them."""
+    pids: set[int] = set()
+    parents = [os.getpid()]
+    while parents:
+        for listing in Path(f"/proc/{parents.pop()}/task").glob("*/children"):
+            with suppress(OSError):
+                children = {int(pid) for pid in listing.read_text().split()} - pids
+                pids |= children
+                parents += children
+    return pids
+
+
 def _killed(watch: DeathWatch, jobs: list[Job]) -> list[tuple[Job, int]]:
     """The jobs whose process was killed from outside: running, gone, and (with pidfds) the first to die."""
-    killed = []
-    for job in jobs:
-        pid = _running_pid(job.path)
-        if pid is not None and not pid_alive(pid) and (watch.first is None or pid in watch.first):
-            killed.append((job, pid))
-    return killed
+    dead = {job.path: pid for job in jobs if (pid := _running_pid(job.path)) is not None and not pid_alive(pid)}
+    first = watch.first(set(dead.values()))
+    return [(job, dead[job.path]) for job in jobs if dead.get(job.path) in first]
 
 
 def _record_killed(job: Job, pid: int, error: Exception) -> None:

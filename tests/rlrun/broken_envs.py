@@ -32,7 +32,7 @@ class Walk(gym.Env[np.ndarray, np.int64]):
         self.position, self.steps = float(self._start()), 0
         return self._obs(), {}
 
-    def _start(self) -> int:
+    def _start(self) -> float:
         return int(self.np_random.integers(-3, 4))
 
     def step(self, action: np.int64) -> tuple[np.ndarray, float, bool, bool, dict]:
@@ -51,10 +51,11 @@ class Walk(gym.Env[np.ndarray, np.int64]):
 
 
 class Unseeded(Walk):
-    """Bug: the start is drawn from an unseeded generator, so ``reset(seed=...)`` does not fix the episode."""
+    """Bug: the start is drawn from an unseeded generator, so ``reset(seed=...)`` does not fix the episode (drawn
+    from a continuum: two starts never agree, as 2 of Walk's 7 would one time in 7)."""
 
-    def _start(self) -> int:
-        return int(np.random.default_rng().integers(-3, 4))
+    def _start(self) -> float:
+        return float(np.random.default_rng().uniform(-3.0, 3.0))
 
 
 class NaNReward(Walk):

@@ -39,7 +39,7 @@ def test_without_pygame_the_render_check_is_skipped_with_a_note(monkeypatch: pyt
         (
             "Unseeded",
             {"Gymnasium check_env", "seeded determinism"},
-            "diverged at",  # at reset(seed=0) unless the two unseeded starts happen to agree
+            "diverged at",  # at reset(seed=0): two unseeded starts never agree
         ),
         ("NaNReward", {"random rollout"}, "rewards contain NaN"),
         ("GoalTimePenalty", {"goal env compute_reward"}, "disagrees with step's reward"),

@@ -11,11 +11,16 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.rlrun.helpers import read_run_json as record
 from tests.rlrun.sweep_helpers import GRIDWORLD_2048_STEPS, sweep
 
 
-def test_a_sigkilled_joblib_worker_fails_its_job_alone_and_the_other_completes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("when", ["snapshot", "start"])
+def test_a_sigkilled_joblib_worker_fails_its_job_alone_and_the_other_completes(tmp_path: Path, when: str) -> None:
+    """Killed once the job has a snapshot, or the moment its run.json appears (before the sweep's next look at
+    its jobs' records: the worker is watched from its own start)."""
     args = [*GRIDWORLD_2048_STEPS, "seed=0,1", "sweep=killed", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
     process = subprocess.Popen(
         [sys.executable, "-m", "rlrun", "-m", *args],
@@ -33,15 +38,17 @@ def test_a_sigkilled_joblib_worker_fails_its_job_alone_and_the_other_completes(t
         for run_dir in sweep_dir.glob("gridworld-ppo/*/seed-1"):
             # both jobs under way: seed-1 has a snapshot, seed-0 its run.json (on a loaded machine it starts later)
             siblings = [s for s in sweep_dir.glob("gridworld-ppo/*/seed-0") if (s / "run.json").exists()]
-            if list(run_dir.glob("snapshots/step-*/manifest.json")) and (run_dir / "run.json").exists() and siblings:
+            ready = when == "start" or list(run_dir.glob("snapshots/step-*/manifest.json"))
+            if ready and (run_dir / "run.json").exists() and siblings:
                 assert record(siblings[0])["status"] == "running"  # the pool would end it with the killed one
                 os.kill(record(run_dir)["pid"], signal.SIGKILL)
                 killed = run_dir
-        time.sleep(0.05)
+        time.sleep(0.01)
     output, _ = process.communicate(timeout=300)
 
     assert process.returncode == 1, output
-    assert record(killed)["status"] == "failed" and "killed outright" in record(killed)["error"]
+    assert record(killed)["status"] == "failed", output
+    assert "killed outright" in record(killed)["error"]
     assert "SIGKILL" in record(killed)["error"]  # the launcher's word for the cause
     data = json.loads((sweep_dir / "sweep.json").read_text())
     assert {job["folder"].rsplit("/", 1)[1]: job["status"] for job in data["jobs"]} == {
