@@ -10,6 +10,7 @@ import csv
 import json
 import os
 import platform
+import shutil
 import signal
 import subprocess
 import sys
@@ -112,9 +113,9 @@ def _crashed_run(run_dir: Path) -> None:
 
 
 def test_two_resumes_at_once_one_trains_the_other_is_refused(tmp_path: Path) -> None:
+    _crashed_run(tmp_path / "crashed")
     for attempt in range(TRIES):
-        run_dir = tmp_path / f"run-{attempt}"
-        _crashed_run(run_dir)
+        run_dir = shutil.copytree(tmp_path / "crashed", tmp_path / f"run-{attempt}")  # the same crash each time
         command = [f"resume={run_dir}", "progress_bar=false"]
         results = contend(tmp_path, tmp_path, command, command)
         codes = sorted(result.returncode for _, result in results)
