@@ -51,7 +51,9 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> None:
+    def start(self, tries: int = 3) -> None:
+        """Start the server; a port another process took meanwhile (a Ray cluster's metrics exporter, which
+        answers any path, on the worker beside) is left for a new one."""
         args = [str(BIN / "mlflow"), "server", "--backend-store-uri", f"sqlite:///{self.folder / 'server.db'}"]
         args += ["--default-artifact-root", str(self.folder / "artifacts"), "--host", "127.0.0.1"]
         args += ["--port", str(self.port), "--workers", "1"]
@@ -59,14 +61,19 @@ class Server:
         env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}  # no job runner: seconds less to start
         self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and self.process.poll() is None:
             try:
                 with urllib.request.urlopen(f"{self.url}/health", timeout=2) as answer:
-                    if answer.status == 200:
+                    if answer.status == 200 and answer.read().strip() == b"OK" and self.process.poll() is None:
                         return
             except OSError:
-                time.sleep(0.3)
+                pass
+            time.sleep(0.3)
         self.stop()
+        if tries > 1:
+            self.port = free_port()
+            self.url = f"http://127.0.0.1:{self.port}"
+            return self.start(tries - 1)
         raise RuntimeError(f"mlflow server did not start: {(self.folder / 'server.log').read_text()[-2000:]}")
 
     def stop(self) -> None:
