@@ -184,7 +184,8 @@ def device_problems(device: str) -> list[Problem]:
     index = device.partition(":")[2]
     if index.isdigit() and int(index) >= torch.cuda.device_count():
         count = torch.cuda.device_count()
-        return [(f"device={device} but torch finds {count} GPU(s) here", f"use device=cuda:0 .. cuda:{count - 1}")]
+        choices = "device=cuda:0 (or device=cuda)" if count == 1 else f"device=cuda:0 .. cuda:{count - 1}"
+        return [(f"device={device} but torch finds {count} GPU(s) here", f"use {choices}")]
     return []
 
 

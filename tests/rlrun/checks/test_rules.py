@@ -90,6 +90,17 @@ def test_cuda_index_beyond_the_gpus() -> None:
     assert "device=cuda:99 but torch finds" in problem and fix.startswith("use device=cuda:0")
 
 
+@pytest.mark.parametrize(
+    ("gpus", "fix"), [(1, "use device=cuda:0 (or device=cuda)"), (4, "use device=cuda:0 .. cuda:3")]
+)
+def test_an_index_beyond_the_gpus_names_those_there_are(monkeypatch: pytest.MonkeyPatch, gpus: int, fix: str) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # as on a machine with `gpus` GPUs
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: gpus)
+    one_too_many = [("device=cuda:1 but torch finds 1 GPU(s) here", fix)]
+    assert rules.device_problems("cuda:1") == ([] if gpus > 1 else one_too_many)
+    assert rules.device_problems("cuda:7") == [(f"device=cuda:7 but torch finds {gpus} GPU(s) here", fix)]
+
+
 def test_auto_device_needs_no_gpu() -> None:
     assert rules.range_problems(compose_config("device=auto")) == []
 
