@@ -47,8 +47,8 @@ class DeathWatch:
     """Watches the processes that may run the jobs and notes the order in which they die: :meth:`first` tells
     which of some dead processes died first.
 
-    A process is watched from the moment it is seen: a child of this process (a pool's worker, usually seconds
-    before it takes a job) or the process a job's ``run.json`` names. Watching the workers from their start
+    A process is watched from the moment it is seen: a descendant of this process (a pool's worker, usually
+    seconds before it takes a job) or the process a job's ``run.json`` names. Watching the workers from their start
     closes the window between a job writing its ``run.json`` and the next look at it, in which a process killed
     early would die unseen.
     """
@@ -79,7 +79,7 @@ class DeathWatch:
         return {pid for pid, round_ in rounds.items() if round_ == min(rounds.values(), default=None)}
 
     def _started_pids(self) -> set[int]:
-        """This process's children, and the pids of the jobs whose ``run.json`` changed since the last look and
+        """This process's descendants, and the pids of the jobs whose ``run.json`` changed since the last look and
         says ``running``."""
         pids = _descendants()
         for job in self.jobs:
