@@ -179,6 +179,9 @@ def sync_normalization(train_env: VecEnv, eval_env: VecEnv) -> None:
 class PeriodicEvaluation(BaseCallback):
     """Evaluate every ``every`` env steps on the eval env; log to TensorBoard and ``eval.csv``.
 
+    ``budget``: the run's ``total_timesteps``; no periodic evaluation is due past it. Steps beyond the budget are
+    a rollout that overshoots it (PPO collects ``n_steps`` per copy whatever the budget): evaluating at each of
+    its steps would cost dozens of evaluations for nothing, and the final evaluation covers the end.
     ``sample_seed``: None evaluates the deterministic policy; an int samples actions, seeded with it plus
     the steps so far (a resumed run repeats the evaluations of an uninterrupted one).
     """
@@ -191,8 +194,11 @@ class PeriodicEvaluation(BaseCallback):
         csv_path: Path,
         sample_seed: int | None = None,
         success_key: str = "is_success",
+        *,
+        budget: int,
     ) -> None:
         super().__init__()
+        self.budget = budget
         self.success_key = success_key
         self.no_success_said = False
         self.sample_seed = sample_seed
@@ -226,7 +232,7 @@ class PeriodicEvaluation(BaseCallback):
             self._evaluate_unless_stopped()
 
     def _on_step(self) -> bool:
-        if self.num_timesteps >= self.next_eval:
+        if self.budget >= self.next_eval <= self.num_timesteps:
             while self.next_eval <= self.num_timesteps:
                 self.next_eval += self.every
             self._evaluate_unless_stopped()

@@ -14,15 +14,15 @@ HEARTBEAT_S = 60.0  # longest time between two rewrites of a running run's run.j
 
 class KeepRecordCurrent(BaseCallback):
     """Rewrites ``run.json`` with the steps and seconds so far after each periodic evaluation (the same
-    schedule: every ``eval_every`` steps), and at least every :data:`HEARTBEAT_S` seconds.
+    schedule: every ``eval_every`` steps up to the ``budget``), and at least every :data:`HEARTBEAT_S` seconds.
 
     ``wall`` returns the seconds of training across the run's sessions; put this callback after the
     evaluation callback, so the record is written once the evaluation is done.
     """
 
-    def __init__(self, record: RunRecord, wall: Callable[[], float], eval_every: int) -> None:
+    def __init__(self, record: RunRecord, wall: Callable[[], float], eval_every: int, budget: int) -> None:
         super().__init__()
-        self.record, self.wall, self.eval_every = record, wall, eval_every
+        self.record, self.wall, self.eval_every, self.budget = record, wall, eval_every, budget
         self.next_eval = eval_every
         self.last_save = time.monotonic()
 
@@ -30,7 +30,7 @@ class KeepRecordCurrent(BaseCallback):
         self.next_eval = (self.num_timesteps // self.eval_every + 1) * self.eval_every
 
     def _on_step(self) -> bool:
-        evaluated = self.num_timesteps >= self.next_eval
+        evaluated = self.budget >= self.next_eval <= self.num_timesteps
         if evaluated:
             self.next_eval = (self.num_timesteps // self.eval_every + 1) * self.eval_every
         if evaluated or time.monotonic() - self.last_save >= HEARTBEAT_S:

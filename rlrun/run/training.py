@@ -216,13 +216,19 @@ def _run(
         sample_seed = None if cfg.eval.deterministic else cfg.seed
         success_key = cfg.env.get("success_key", "is_success")  # runs made before the key have none
         evaluator = PeriodicEvaluation(
-            eval_env, cfg.eval.every, cfg.eval.episodes, run_dir / "eval.csv", sample_seed, success_key
+            eval_env,
+            cfg.eval.every,
+            cfg.eval.episodes,
+            run_dir / "eval.csv",
+            sample_seed,
+            success_key,
+            budget=cfg.total_timesteps,
         )
         model, first = model_for(evaluator)
         exact = record.data.get("resume_mode") != "restart_episodes"  # snapshots hold the envs themselves
         so_far.append(lambda: {**RunRecord.counts(model.num_timesteps, evaluator.wall()), "eval_s": _eval_s(evaluator)})
         evaluator.on_result = shown.evaluation
-        live = KeepRecordCurrent(record, evaluator.wall, cfg.eval.every)
+        live = KeepRecordCurrent(record, evaluator.wall, cfg.eval.every, cfg.total_timesteps)
         snapshotter = snapshots.SnapshotCallback(
             run_dir / "snapshots",
             cfg.snapshot.every,

@@ -108,6 +108,16 @@ def test_eval_csv_of_two_identical_runs_match(tiny_config: Callable[..., DictCon
     assert final_a == final_b
 
 
+def test_no_periodic_evaluation_is_due_past_the_budget(tmp_path: Path) -> None:
+    """A budget below one PPO rollout (gridworld_ppo: 128 steps on each of 8 copies): the rollout's steps past the
+    budget are not each evaluated; the evaluations are those of the budget's steps."""
+    cfg = compose_config("env=gridworld", "algo=ppo", "total_timesteps=64", "eval.every=8", "progress_bar=false")
+    train(cfg, tmp_path)
+    rows = _rows(tmp_path / "eval.csv")[1:]
+    assert [int(row[0]) for row in rows] == list(range(8, 65, 8))  # one per vectorised step of 8 copies, to 64
+    assert json.loads((tmp_path / "run.json").read_text())["timesteps"] == 1024  # the whole rollout was trained
+
+
 def test_eval_n_envs_is_a_run_key_whose_copy_i_is_seeded_eval_seed_plus_i() -> None:
     """``eval.n_envs``: in-process copies, 5 by default, copy i seeded with the eval seed + i; it changes no
     training, so it stays out of the config hash."""
