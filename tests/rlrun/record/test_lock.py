@@ -24,7 +24,8 @@ from rlrun.run.training import train
 from tests.rlrun.kill_during_snapshot import STEPS, config
 from tests.rlrun.resume_helpers import Crash, crash_at
 
-TRIES = 10
+TRIES = 5  # of the end-to-end races below (each trains); the lock itself races RACES times, at a fraction of the cost
+RACES = 40
 
 # A contender: rlrun imported, ready, then the command line at the start signal (argv: ready, go, rlrun's args)
 CONTENDER = """\
@@ -40,6 +41,25 @@ sys.argv = ["rlrun", *sys.argv[3:]]
 cli.main()
 """
 
+# A racer: the lock module imported, ready, then a claim of the folder at the start signal, held a moment so that
+# the other racer's claim falls inside it (argv: ready, go, folder)
+RACER = """\
+import sys, time
+from pathlib import Path
+from rlrun.record import lock
+
+Path(sys.argv[1]).touch()
+go = Path(sys.argv[2])
+while not go.exists():
+    time.sleep(0.0002)
+try:
+    with lock.claim(Path(sys.argv[3])):
+        print("won", flush=True)
+        time.sleep(0.3)
+except lock.FolderInUse as refused:
+    print(f"lost: {refused}", flush=True)
+"""
+
 HOLDER = """\
 import sys, time
 from pathlib import Path
@@ -51,14 +71,17 @@ time.sleep(600)
 """
 
 
-def contend(tmp_path: Path, cwd: Path, *commands: list[str]) -> list[tuple[int, subprocess.CompletedProcess[str]]]:
-    """Run each rlrun command line in a process of its own, all started at one instant; their pids and results."""
+def contend(
+    tmp_path: Path, cwd: Path, *commands: list[str], program: str = CONTENDER
+) -> list[tuple[int, subprocess.CompletedProcess[str]]]:
+    """Run each rlrun command line (``program``'s arguments after its ready and go flags) in a process of its own,
+    all started at one instant; their pids and results."""
     go = tmp_path / f"go-{time.monotonic_ns()}"
     ready = [tmp_path / f"ready-{time.monotonic_ns()}-{i}" for i in range(len(commands))]
     env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
     processes = [
         subprocess.Popen(
-            [sys.executable, "-c", CONTENDER, str(flag), str(go), *args],
+            [sys.executable, "-c", program, str(flag), str(go), *args],
             cwd=cwd,
             env=env,
             stdout=subprocess.PIPE,
@@ -77,6 +100,18 @@ def contend(tmp_path: Path, cwd: Path, *commands: list[str]) -> list[tuple[int, 
         out, err = process.communicate(timeout=300)
         results.append((process.pid, subprocess.CompletedProcess(process.args, process.returncode, out, err)))
     return results
+
+
+def test_of_two_claims_started_at_one_instant_one_holds_and_the_other_is_refused_naming_it(tmp_path: Path) -> None:
+    for attempt in range(RACES):
+        folder = tmp_path / f"folder-{attempt}"  # made by the claims themselves: the race covers its creation too
+        results = contend(tmp_path, tmp_path, [str(folder)], [str(folder)], program=RACER)
+        outs = sorted(result.stdout for _, result in results)
+        assert all(result.returncode == 0 for _, result in results), [r.stderr for _, r in results]
+        assert outs[0].startswith("lost: ") and outs[1] == "won\n", (attempt, outs)
+        (winner,) = [pid for pid, result in results if result.stdout == "won\n"]
+        assert f"is in use by pid {winner} on {platform.node()}" in outs[0]
+        assert not folder.exists()  # made by a claim and left empty: removed with the last
 
 
 def test_a_second_process_is_refused_naming_the_holder_until_the_holder_dies(tmp_path: Path) -> None:
