@@ -106,12 +106,33 @@ class DeathWatch:
                 # process, which needs the interpreter this thread holds on waking) can end the others
                 round_ += 1
                 for fd, _ in poller.poll(_SCAN_S * 1000):
-                    self.deaths[fds[fd]] = round_
+                    pid = fds.pop(fd)
                     poller.unregister(fd)
-                    os.close(fds.pop(fd))
+                    if _is_pidfd_of(fd, pid):  # else another part of the process closed it (see _is_pidfd_of)
+                        self.deaths[pid] = round_
+                        os.close(fd)
         finally:
-            for fd in fds:
-                os.close(fd)
+            for fd, pid in fds.items():
+                if _is_pidfd_of(fd, pid):
+                    os.close(fd)
+
+
+def _is_pidfd_of(fd: int, pid: int) -> bool:
+    """Whether ``fd`` is still this watch's pidfd of ``pid`` (Linux's fdinfo says ``Pid: -1`` once it is reaped).
+
+    Code elsewhere in the process that closes a descriptor twice (a file object closing again what was closed
+    by hand) can close one of the watch's, and the number can then be handed to a file of someone else's: such an
+    fd tells nothing of the process (poll says it is invalid, or ready for another reason) and is not the watch's
+    to close. The process is watched again through a new pidfd at the next look.
+    """
+    try:
+        if os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:[pidfd]":
+            return False
+        with open(f"/proc/self/fdinfo/{fd}") as info:
+            fields = dict(line.split(":", 1) for line in info if ":" in line)
+    except OSError:
+        return False
+    return fields.get("Pid", "").strip() in (str(pid), "-1")
 
 
 def _descendants() -> set[int]:

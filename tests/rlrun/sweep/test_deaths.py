@@ -9,10 +9,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from rlrun.sweep.deaths import DeathWatch
 from tests.rlrun.helpers import read_run_json as record
 from tests.rlrun.sweep_helpers import GRIDWORLD_2048_STEPS, sweep
 
@@ -63,3 +65,44 @@ def test_a_launcher_that_cannot_start_fails_the_sweep(tmp_path: Path) -> None:
     )
     assert result.returncode == 1, result.stdout + result.stderr
     assert "the launcher stopped" in result.stderr
+
+
+def _watch_fd(pid: int) -> int | None:
+    """The descriptor of this process that is a pidfd of ``pid`` (the watch's), if there is one yet."""
+    for entry in Path("/proc/self/fd").iterdir():
+        try:
+            if (
+                os.readlink(entry) == "anon_inode:[pidfd]"
+                and f"Pid:\t{pid}\n" in Path(f"/proc/self/fdinfo/{entry.name}").read_text()
+            ):
+                return int(entry.name)
+        except OSError:
+            continue
+    return None
+
+
+def _until(condition: Callable[[], object], what: str) -> None:
+    deadline = time.monotonic() + 30
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="the watch uses Linux's pidfds")
+def test_a_pidfd_closed_by_other_code_is_no_death_and_the_watch_goes_on() -> None:
+    """Other code of the sweep's process that closes a descriptor twice can close one of the watch's (seen once
+    in a presets benchmark sweep: the watch's thread died on EBADF). The process is not taken for dead, and its
+    death is still seen through a new pidfd."""
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        with DeathWatch([]) as watch:
+            _until(lambda: _watch_fd(child.pid) is not None, "the watch never opened a pidfd of its child")
+            os.close(_watch_fd(child.pid) or -1)  # a foreign close of the watch's descriptor
+            _until(lambda: _watch_fd(child.pid) is not None, "the watch never watched the child again")
+            assert child.pid not in watch.deaths and watch._thread.is_alive()
+            child.kill()
+            _until(lambda: child.pid in watch.deaths, "the child's death was not seen")
+            assert watch._thread.is_alive()
+    finally:
+        child.kill()
+        child.wait()
