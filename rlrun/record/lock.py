@@ -128,9 +128,14 @@ def hold(folder: Path, what: str = "the run", fix: str | None = None) -> FolderL
 @contextmanager
 def claim(folder: Path, what: str = "the run") -> Iterator[FolderLock]:
     """Hold the lock of ``folder`` inside the block. The folder is made if missing, and removed again if it
-    is still empty at the end (a run refused before it wrote anything)."""
-    made = not folder.exists()
-    folder.mkdir(parents=True, exist_ok=True)
+    is still empty at the end (a run refused before it wrote anything). Of claims that race to make it, one
+    makes it; when that one is refused, the folder stays, empty, for the one that holds it."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir()
+        made = True
+    except FileExistsError:
+        made = False
     lock = acquire(folder, what)
     try:
         yield lock
