@@ -1,6 +1,6 @@
-"""``algo.backend=jax`` runs stop, snapshot and resume bit-identically: SIGINT for each of the six algorithms SBX has
-(TD3, TQC and CrossQ with ``-m slow``), SIGKILL for SAC. SBX's ``get_parameters()`` is empty, so the runs are
-compared by their flax train states."""
+"""``algo.backend=jax`` runs stop, snapshot and resume bit-identically: SIGINT for each of the six algorithms rlrun
+runs on SBX, SIGKILL for SAC. SBX's ``get_parameters()`` is empty, so the runs are compared by their flax train
+states."""
 
 from __future__ import annotations
 
@@ -64,10 +64,7 @@ def _assert_same_run(cfg: DictConfig, a: Path, b: Path) -> None:
     assert different == [], f"{a} and {b} trained different {different[:3]}"
 
 
-# SAC stands for SBX's off-policy path in the default run (TD3, TQC and CrossQ share it): the others with -m slow
-@pytest.mark.parametrize(
-    "algo", [name if name in ("sac", "dqn", "ppo") else pytest.param(name, marks=pytest.mark.slow) for name in RUNS]
-)
+@pytest.mark.parametrize("algo", list(RUNS))
 def test_sigint_then_resume_is_bit_identical(tmp_path: Path, algo: str) -> None:
     overrides, step = RUNS[algo]
     stopped = tmp_path / "stopped"
