@@ -54,6 +54,7 @@ SEED_MAX = 2**32 - 1  # numpy's legacy seeding (np.random.seed, which SB3's set_
 CHOICES = {
     "device": ("cpu", "cuda", "auto"),
     "progress_bar": ("auto", "true", "false"),
+    "fused_adam": ("auto", "true", "false"),
     "env.vec_env": ("dummy", "subproc"),
     "snapshot.replay_buffer": ("latest", "all", "none"),
     "env.vectorization": ("gym", "native"),

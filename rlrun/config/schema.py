@@ -93,7 +93,9 @@ class RunConfig:
     total_timesteps: int = 100_000
     torch_threads: int = 1
     device: str = "cpu"
-    fused_adam: bool = False  # torch's fused Adam for the policy's optimisers (rlrun.make.optimizers)
+    # auto, true or false (a bool from the command line): torch's fused Adam for the policy's optimisers
+    # (rlrun.make.optimizers)
+    fused_adam: Any = "auto"
     progress_bar: str = "auto"
     progress_every: float = 60.0  # seconds between plain progress lines without a progress bar; 0: none
     check_nan: bool = False

@@ -61,6 +61,7 @@ MOVED_PACKAGES = {"rlrun.process": "rlrun.startup", "rlrun.build": "rlrun.make"}
 OLD_RUN_DEFAULTS: dict[str, Any] = {
     "eval.n_envs": 1,  # before it, evaluation ran on one env copy
     "eval.deterministic": True,  # before it, every evaluation used the deterministic policy
+    "fused_adam": False,  # before it, torch's default Adam
 }
 
 

@@ -128,6 +128,6 @@ def make_model(cfg: DictConfig, env: VecEnv) -> BaseAlgorithm:
         _convert_="all",
         **fused,
     )
-    if fused and (note := optimizers.unfused_note(model)) is not None:
+    if fused and (note := optimizers.unfused_note(cfg, model)) is not None:
         log.info("%s", note)
     return model

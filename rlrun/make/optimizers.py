@@ -1,13 +1,15 @@
-"""Fused Adam (``fused_adam: true``): torch's one-kernel Adam step for the optimisers SB3 builds from ``policy_kwargs``.
+"""Fused Adam (``fused_adam``, default ``auto``): torch's one-kernel Adam step for the optimisers SB3 builds from
+``policy_kwargs``.
 
 SB3 builds each policy optimiser as ``optimizer_class(params, lr=..., **optimizer_kwargs)`` from the policy's
 ``optimizer_kwargs``: the run key adds ``fused: True`` there, on top of what the algo config and the preset set. It
-applies where that optimiser is torch's Adam (or a subclass, AdamW): a policy that builds none (ARS), an algorithm
-that builds another (A2C with its default ``use_rms_prop``) or the jax backend get a one-line note and plain
-optimisers. A torch without fused Adam on the run's device (CPU support arrived in torch 2.4) gets a one-line note
-and torch's default Adam; so does an algorithm that replaces the policy's ``optimizer_kwargs`` with its own
-(sb3-contrib's QRDQN, unless ``policy_kwargs.optimizer_class`` is set), found on the built model. A ``fused``
-the config already sets in ``algo.policy_kwargs.optimizer_kwargs`` wins.
+applies where that optimiser is torch's Adam (or a subclass, AdamW) and the installed torch has fused Adam on the
+run's device (CPU support arrived in torch 2.4). Elsewhere the run trains with plain optimisers: a policy that
+builds none (ARS), an algorithm that builds another (A2C with its default ``use_rms_prop``), the jax backend, an
+older torch, or an algorithm that replaces the policy's ``optimizer_kwargs`` with its own (sb3-contrib's QRDQN,
+unless ``policy_kwargs.optimizer_class`` is set), found on the built model. ``auto`` does so silently; ``true``
+says why in one line. ``false`` never fuses. A ``fused`` the config already sets in
+``algo.policy_kwargs.optimizer_kwargs`` wins.
 
 SAC's entropy-coefficient optimiser (one scalar) is built by the algorithm itself and stays plain.
 """
@@ -76,22 +78,29 @@ def skipped_because(cfg: DictConfig, algo_cls: type[BaseAlgorithm], policy: str 
     return None
 
 
+def setting(cfg: DictConfig) -> str:
+    """``fused_adam`` as ``auto``, ``true`` or ``false`` (the command line gives a bool; a run written before the
+    key has none, read as ``false`` by :mod:`rlrun.config.upgrade`)."""
+    return str(cfg.get("fused_adam", False)).lower()
+
+
 def fused_kwargs(
     cfg: DictConfig, algo_cls: type[BaseAlgorithm], policy: str | type, probe: Probe | None = None
 ) -> tuple[dict[str, Any], str | None]:
     """Call-site arguments for the algorithm, merged into ``algo.policy_kwargs`` by ``instantiate``:
-    ``optimizer_kwargs.fused = True`` where ``fused_adam`` is on and it applies, else none; and the one-line
-    note when it is on but skipped (None otherwise).
+    ``optimizer_kwargs.fused = True`` where ``fused_adam`` is ``auto`` or ``true`` and it applies, else none; and
+    the one-line note when ``true`` is skipped (None otherwise).
 
     ``probe`` says whether the installed torch has fused Adam on a device (default :func:`fused_supported`; a
     test passes another to stand for an older torch).
     """
-    if not cfg.get("fused_adam"):
+    asked = setting(cfg)
+    if asked == "false":
         return {}, None
     if OmegaConf.select(cfg, "algo.policy_kwargs.optimizer_kwargs.fused") is not None:
         return {}, None  # the config's own choice, SB3's path
     if (reason := skipped_because(cfg, algo_cls, policy, probe or fused_supported)) is not None:
-        return {}, f"note: fused_adam=true skipped: {reason}"
+        return {}, f"note: fused_adam=true skipped: {reason}" if asked == "true" else None
     return {"policy_kwargs": {"optimizer_kwargs": {"fused": True}}}, None
 
 
@@ -101,10 +110,10 @@ def policy_optimizers(policy: torch.nn.Module) -> list[torch.optim.Optimizer]:
     return [optimizer for optimizer in held if isinstance(optimizer, torch.optim.Optimizer)]
 
 
-def unfused_note(model: BaseAlgorithm) -> str | None:
-    """For a model built with fused Adam asked for: the note when a policy optimiser is not fused all the same
-    (its algorithm replaced the ``optimizer_kwargs``), else None."""
-    if all(optimizer.defaults.get("fused") for optimizer in policy_optimizers(model.policy)):
+def unfused_note(cfg: DictConfig, model: BaseAlgorithm) -> str | None:
+    """For a model built with fused Adam asked for: with ``fused_adam: true``, the note when a policy optimiser is
+    not fused all the same (its algorithm replaced the ``optimizer_kwargs``), else None."""
+    if setting(cfg) != "true" or all(o.defaults.get("fused") for o in policy_optimizers(model.policy)):
         return None
     name = type(model).__name__
     return f"note: fused_adam=true skipped: {name} replaces the policy's optimizer_kwargs with its own"

@@ -14,7 +14,7 @@ from benchmarks.speed import fused_adam
 from rlrun.config.keys import training_overrides
 from tests.rlrun.helpers import compose_config
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_sides_of_a_seed_run_together_and_the_first_alternates() -> None:
@@ -64,7 +64,12 @@ def test_the_section_says_so_when_every_preset_meets_its_target(tmp_path: Path) 
         _finished(tmp_path, "cartpole_ppo", fused, 0, 480.0, "mean_return")
     body = fused_adam.section(["cartpole_ppo"], [0], tmp_path, None, "python -m benchmarks.speed.fused_adam")
     assert "Every verified preset meets its target on every seed with fused Adam" in body
-    assert "The default changes only after `pytest -m slow` (50 final episodes) passes" in body
+    assert "The default is `fused_adam: auto` (conf/config.yaml)" in body
+
+
+def test_a_default_still_off_is_said_to_wait_for_the_slow_tests() -> None:
+    assert "until then it stays `fused_adam: false`" in fused_adam._default_follows("false")
+    assert fused_adam.configured_default() == "auto"
 
 
 @pytest.mark.slow

@@ -57,6 +57,11 @@ def test_upgrade_returns_a_copy_and_fills_keys_newer_than_the_run() -> None:
     assert OmegaConf.to_yaml(old) == before  # the loaded config is not changed
 
 
+def test_a_run_written_before_fused_adam_goes_on_with_torchs_default_adam() -> None:
+    assert "fused_adam" not in (INTERRUPTED / "config.yaml").read_text()
+    assert load_config(INTERRUPTED).fused_adam is False  # not today's default, auto
+
+
 def test_a_current_config_comes_back_equal() -> None:
     cfg = compose_config("env=gridworld", "wrappers=[relative_position,scale_reward]")
     resolved = OmegaConf.create(OmegaConf.to_container(cfg, resolve=True))
@@ -73,9 +78,10 @@ def test_an_upgraded_old_config_hashes_as_its_run_json_records(run_dir: Path) ->
 def test_the_same_job_composed_today_hashes_as_the_old_run(run_dir: Path) -> None:
     record = json.loads((run_dir / "run.json").read_text())
     overrides = [o for o in record["overrides"] if not o.startswith(("sweep=", "hydra."))]
-    cfg = compose_config(*overrides)
+    cfg = compose_config(*overrides, "fused_adam=false")  # the Adam of its day
     assert cfg.wrappers.relative_position._target_ == "rlrun.envs.wrappers.RelativePosition"
     assert config_hash(cfg) == record["config_hash"]
+    assert config_hash(compose_config(*overrides)) != record["config_hash"]  # today's default trains otherwise
 
 
 def test_old_snapshot_state_unpickles_to_todays_env_classes() -> None:

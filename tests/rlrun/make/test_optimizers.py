@@ -1,5 +1,6 @@
-"""``fused_adam``: the policy's Adam optimisers are torch's fused ones when on, the default ones when off; a note
-and plain optimisers where fused Adam cannot apply (another optimiser, no optimiser, a torch without it)."""
+"""``fused_adam``: the policy's Adam optimisers are torch's fused ones with ``auto`` (the default) and ``true``, the
+default ones with ``false``; plain optimisers where fused Adam cannot apply (another optimiser, no optimiser, a torch
+without it), with a note for ``true`` and silently for ``auto``."""
 
 from __future__ import annotations
 
@@ -49,8 +50,8 @@ CASES = [("env=pendulum", "algo=sac"), ("env=gridworld", "algo=ppo"), ("env=grid
 def test_fused_adam_on_builds_fused_adam_and_off_the_default(
     built: Callable[..., BaseAlgorithm], pair: tuple[str, str]
 ) -> None:
-    on, off = built(*pair, "fused_adam=true"), built(*pair)
-    for optimizer in policy_optimizers(on):
+    on, default, off = built(*pair, "fused_adam=true"), built(*pair), built(*pair, "fused_adam=false")
+    for optimizer in policy_optimizers(on) + policy_optimizers(default):
         assert isinstance(optimizer, torch.optim.Adam) and optimizer.defaults["fused"] is True
     for optimizer in policy_optimizers(off):
         assert isinstance(optimizer, torch.optim.Adam) and not optimizer.defaults["fused"]
@@ -86,6 +87,16 @@ def test_fused_adam_skips_other_optimisers_with_a_note(
     assert [m for m in caplog.messages if "fused_adam" in m] == [f"note: fused_adam=true skipped: {reason}"]
     optimizer = getattr(model.policy, "optimizer", None)
     assert optimizer is None or not optimizer.defaults.get("fused")
+
+
+@pytest.mark.parametrize("pair", [("env=pendulum", "algo=a2c"), ("env=cartpole", "algo=qrdqn")], ids=["a2c", "qrdqn"])
+def test_the_default_auto_skips_other_optimisers_silently(
+    built: Callable[..., BaseAlgorithm], caplog: pytest.LogCaptureFixture, pair: tuple[str, str]
+) -> None:
+    with caplog.at_level(logging.INFO, logger="rlrun"):
+        model = built(*pair, "~tuned")
+    assert [m for m in caplog.messages if "fused_adam" in m] == []
+    assert not model.policy.optimizer.defaults.get("fused")
 
 
 class OldTorchAdam(torch.optim.Adam):
@@ -126,6 +137,9 @@ def test_fused_kwargs_takes_the_probe_as_its_seam() -> None:
     }
     kwargs, note = optimizers.fused_kwargs(cfg, PPO, "MlpPolicy", probe=lambda device: False)
     assert kwargs == {} and note is not None and "torch >= 2.4" in note
+    auto = compose_config("env=gridworld", "algo=ppo")  # the default: an older torch trains plain, silently
+    assert optimizers.fused_kwargs(auto, PPO, "MlpPolicy", probe=lambda device: False) == ({}, None)
+    assert optimizers.fused_kwargs(auto, PPO, "MlpPolicy", probe=lambda device: True)[0] != {}
 
 
 def test_a_trained_run_saves_and_resumes_with_fused_adam(
@@ -141,3 +155,5 @@ def test_another_backend_gets_the_note_and_no_torch_arguments() -> None:
     cfg = compose_config("env=pendulum", "algo=sac", "fused_adam=true", "algo.backend=jax")
     kwargs, note = optimizers.fused_kwargs(cfg, SAC, "MlpPolicy", probe=lambda device: True)
     assert kwargs == {} and note == "note: fused_adam=true skipped: the jax backend's optimisers are not torch's"
+    auto = compose_config("env=pendulum", "algo=sac", "algo.backend=jax")
+    assert optimizers.fused_kwargs(auto, SAC, "MlpPolicy", probe=lambda device: True) == ({}, None)
