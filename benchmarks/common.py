@@ -136,13 +136,18 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 
 
 def provenance(
-    command: str, reps: int, extra: str = "", how: str = "the sides alternating, whole processes timed"
+    command: str,
+    reps: int,
+    extra: str = "",
+    how: str = "the sides alternating, whole processes timed",
+    measured_on: str | None = None,
 ) -> str:
-    """The footer every section carries: the command, repetitions, machine and versions."""
+    """The footer every section carries: the command, repetitions, machine and versions. ``measured_on``: the
+    :func:`machine` line as it was when the measurement started (default: now)."""
     repeated = f"medians of {reps} repetitions" if reps != 1 else "one repetition"
     lines = [
         f"Command: `{command}`; {repeated}, {how}.",
-        f"Machine: {machine()}.",
+        f"Machine: {measured_on or machine()}.",
         f"rlrun's environment: {versions()}.",
     ]
     if extra:

@@ -25,12 +25,13 @@ from typing import Any
 
 import yaml
 
-from benchmarks.common import ROOT, Proc, median, provenance, run_process, table, write_section
+from benchmarks.common import ROOT, Proc, machine, median, provenance, run_process, table, write_section
 from tests.rlrun.preset_helpers import PRESETS, SEEDS, TARGETS, split
 
 SECTION = "fused_adam"
 OUT = ROOT / "outputs" / "benchmarks" / SECTION
 CONFIG = ROOT / "conf" / "config.yaml"
+MACHINE = "machine.txt"  # in --out: the machine line as it was when the runs started
 SIDES = (False, True)  # plain, fused
 QUICK_PRESETS = ("gridworld_ppo", "pendulum_sac")
 QUICK_STEPS = 300
@@ -178,6 +179,12 @@ def _default_follows(default: str) -> str:
     )
 
 
+def _measured_on(out: Path) -> str | None:
+    """The machine line written when the runs in ``out`` started (``--write-only`` writes later, at another load)."""
+    kept = out / MACHINE
+    return kept.read_text().strip() if kept.exists() else None
+
+
 def section(presets: list[str], seeds: list[int], out: Path, steps: int | None, command: str) -> str:
     """The body of BENCHMARKS.md's ``fused_adam`` section from the runs that finished."""
     rows, verdicts = [], {}
@@ -221,7 +228,13 @@ def section(presets: list[str], seeds: list[int], out: Path, steps: int | None, 
             overall,
             outcome,
             "",
-            provenance(command, len(seeds), how="one run per seed and side, the sides alternating", extra=SHARED),
+            provenance(
+                command,
+                len(seeds),
+                how="one run per seed and side, the sides alternating",
+                extra=SHARED,
+                measured_on=_measured_on(out),
+            ),
         ]
     )
 
@@ -241,6 +254,8 @@ def main() -> None:
     steps = QUICK_STEPS if args.quick else None
     out = args.out / "quick" if args.quick else args.out
     if not args.write_only:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / MACHINE).write_text(machine() + "\n")
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             for result in pool.map(lambda job: run_job(job, out), jobs_in_order(presets, seeds, steps)):
                 del result  # raised errors surface here, in order

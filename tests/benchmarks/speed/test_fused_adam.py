@@ -67,6 +67,13 @@ def test_the_section_says_so_when_every_preset_meets_its_target(tmp_path: Path) 
     assert "The default is `fused_adam: auto` (conf/config.yaml)" in body
 
 
+def test_the_section_names_the_machine_as_it_was_when_the_runs_started(tmp_path: Path) -> None:
+    _finished(tmp_path, "cartpole_ppo", False, 0, 480.0, "mean_return")
+    (tmp_path / fused_adam.MACHINE).write_text("A CPU, 2 cores (load 0.0, 0.0, 0.0 at the start), Linux\n")
+    body = fused_adam.section(["cartpole_ppo"], [0], tmp_path, None, "python -m benchmarks.speed.fused_adam")
+    assert "Machine: A CPU, 2 cores (load 0.0, 0.0, 0.0 at the start), Linux." in body
+
+
 def test_a_default_still_off_is_said_to_wait_for_the_slow_tests() -> None:
     assert "until then it stays `fused_adam: false`" in fused_adam._default_follows("false")
     assert fused_adam.configured_default() == "auto"
@@ -80,5 +87,7 @@ def test_the_quick_benchmark_runs_both_sides_and_writes_its_section(tmp_path: Pa
     subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
     text = markdown.read_text()
     assert "<!-- rlrun:begin fused_adam -->" in text and "| `gridworld_ppo` |" in text
+    machine_line = (tmp_path / "runs" / "quick" / fused_adam.MACHINE).read_text().strip()
+    assert f"Machine: {machine_line}." in text  # as it was when the runs started
     for side in ("plain", "fused"):
         assert (tmp_path / "runs" / "quick" / "gridworld_ppo" / side / "seed-1" / "run.json").exists()
