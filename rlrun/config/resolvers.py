@@ -32,7 +32,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from rlrun.config import budget, usage
 from rlrun.config.errors import UserError
-from rlrun.config.keys import override_key, training_overrides
+from rlrun.config.keys import NEW_RUN_DEFAULTS, override_key, training_overrides
 
 # Drawn once per process so every resolution of hydra.run.dir names the same folder.
 _RUN_SUFFIX = "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(4))
@@ -164,11 +164,21 @@ def _override_part(override: str) -> str:
     return override.lstrip("+")
 
 
+def _as_before_the_key(override: str) -> bool:
+    """Whether ``override`` sets a key added later to the value runs made before it trained with
+    (``fused_adam=false``): left out of folder names as it is of ``config_hash``, so a sweep made before the key
+    re-run with it finds its jobs."""
+    key, _, value = override.partition("=")
+    return key in NEW_RUN_DEFAULTS and value.strip().lower() == str(NEW_RUN_DEFAULTS[key]).lower()
+
+
 def override_dirname(overrides: Iterable[str], named: Iterable[str] = _NAMED_GROUPS) -> str:
     """The ``<other overrides>`` level: the overrides that change training, but those of the keys ``named`` in
     the first level (``env=`` and ``algo=``, and ``env.id=`` where the env is named after its id)."""
     left_out = set(named)
-    kept = [o for o in training_overrides(list(overrides)) if override_key(o) not in left_out]
+    kept = [
+        o for o in training_overrides(list(overrides)) if override_key(o) not in left_out and not _as_before_the_key(o)
+    ]
     return safe_name("_".join(_override_part(o) for o in kept))
 
 
