@@ -127,7 +127,7 @@ SCRIPTS: dict[str, Script] = {
     "zoo_reproduction": ("benchmarks.zoo.reproduction", _zoo_reproduction),
     "zoo_jax": (
         "benchmarks.zoo.backends",
-        _quick_or(["--quick"], ["--pairs", "pendulum-sac", "cartpole-dqn", "--reps", "3", "--write"]),
+        _quick_or(["--quick", "--pairs", "cartpole_dqn"], ["--seeds", "10", "--jobs", "2", "--user-level", "--write"]),
     ),
 }
 # The order they run in: speed, then scores, then the RL Zoo comparison.

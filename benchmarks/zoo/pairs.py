@@ -173,11 +173,14 @@ HEADER = [
 ]
 
 
-def user_level(work: Path, quick: bool) -> dict[str, float | int | str]:
-    """Wall seconds to the 10-seed results of the ``USER_LEVEL`` pairs: rlrun's sweep against the Zoo's loop."""
+def user_level(
+    work: Path, quick: bool, sweep_pairs: tuple[str, ...] = USER_LEVEL
+) -> dict[str, float | int | str | list[str]]:
+    """Wall seconds to the 10-seed results of the ``USER_LEVEL`` pairs: rlrun's sweep against the Zoo's loop.
+    ``sweep_pairs``: what rlrun's sweep runs of them (``conf/benchmark/zoo_pair/``; ``cartpole_dqn_jax`` on jax)."""
     seeds = 2 if quick else USER_SEEDS
     budget = ["total_timesteps=2048"] if quick else []
-    sweep = [PYTHON, "-m", "rlrun", "-m", f"+benchmark/zoo_pair={','.join(USER_LEVEL)}", f"seed=range(0,{seeds})"]
+    sweep = [PYTHON, "-m", "rlrun", "-m", f"+benchmark/zoo_pair={','.join(sweep_pairs)}", f"seed=range(0,{seeds})"]
     sweep += ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "sweep=user-level", "progress_bar=false", *budget]
     (work / "user").mkdir(parents=True, exist_ok=True)
     rlrun = run_process(sweep, work / "logs" / "user-rlrun.log", cwd=work / "user")
@@ -196,6 +199,7 @@ def user_level(work: Path, quick: bool) -> dict[str, float | int | str]:
             print(f"user level: zoo {name} seed {seed}: {proc.wall_s:.1f} s", flush=True)
     return {
         "seeds": seeds,
+        "rlrun_pairs": list(sweep_pairs),
         "rlrun_wall": round(rlrun.wall_s, 1),
         "zoo_wall": round(zoo_wall, 1),
         "zoo_cpu": round(zoo_cpu, 1),
