@@ -20,3 +20,15 @@ def trust_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         os.environ.pop(KEY_ENV, None)
     else:
         os.environ[KEY_ENV] = before
+
+
+@pytest.fixture(scope="session", autouse=True)
+def sb3_logdir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """SB3's default logger (tests that call ``learn`` themselves) makes a folder; in the session's, not in /tmp."""
+    before = os.environ.get("SB3_LOGDIR")
+    os.environ["SB3_LOGDIR"] = str(tmp_path_factory.mktemp("sb3"))
+    yield
+    if before is None:
+        os.environ.pop("SB3_LOGDIR", None)
+    else:
+        os.environ["SB3_LOGDIR"] = before
