@@ -222,6 +222,13 @@ def user_level_lines(figure: dict) -> list[str]:
         f"The Zoo seed after seed, as the `zoo` section runs it, in the same invocation: {figure['zoo_wall']:.0f} s"
         f" wall, {figure['zoo_cpu']:.0f} s CPU.",
         f"Wall-time ratio rlrun / Zoo: **{ratio:.3f}** <= {USER_LEVEL_GOAL}: {verdict}.",
+        "Per pair, the seconds its runs took added up (rlrun: its jobs' run.json `wall_s`, two at a time; the Zoo:"
+        " its whole processes, one at a time): "
+        + "; ".join(
+            f"`{name}` rlrun {rlrun:.0f} s, the Zoo {figure['zoo_pair_s'][name.removesuffix('_jax')]:.0f} s"
+            for name, rlrun in figure["rlrun_pair_s"].items()
+        )
+        + ".",
     ]
 
 
@@ -245,7 +252,7 @@ def section(kept: dict[str, dict], figure: dict | None) -> str:
             " --eval-episodes <rlrun's final episodes>`, for its final return) and rlrun with `algo.backend=jax`"
             " as it runs by default (SBX; one torch and one XLA thread; its evaluations every tenth of the budget"
             " and its snapshots). Whole processes, two at a time (one per core), the sides alternating in the"
-            " queue; medians over each row's seeds (0 and up). Goal: jax's wall time <= {GOAL} of the Zoo's at one"
+            f" queue; medians over each row's seeds (0 and up). Goal: jax's wall time <= {GOAL} of the Zoo's at one"
             " thread. `training`: rlrun's run.json `wall_s` (from the first step, JAX's compilation included)"
             " over the Zoo's whole run; `the rest`: the process's other seconds (imports, start-up, the final"
             " evaluation). Jobs in 24 GiB: how many such processes fit by peak memory. HalfCheetah: the first"

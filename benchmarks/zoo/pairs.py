@@ -188,6 +188,7 @@ def user_level(
     if not table.exists():
         raise RuntimeError(f"rlrun's sweep wrote no table ({table})")
     zoo_wall = zoo_cpu = 0.0
+    zoo_pairs = dict.fromkeys(USER_LEVEL, 0.0)
     for seed in range(seeds):
         for name in USER_LEVEL:
             pair = PAIRS[name]
@@ -196,15 +197,28 @@ def user_level(
             proc = run_process(cmd, work / "logs" / f"user-zoo-{name}-{seed}.log")
             zoo_wall += proc.wall_s
             zoo_cpu += proc.cpu_s
+            zoo_pairs[name] = round(zoo_pairs[name] + proc.wall_s, 1)
             print(f"user level: zoo {name} seed {seed}: {proc.wall_s:.1f} s", flush=True)
     return {
         "seeds": seeds,
         "rlrun_pairs": list(sweep_pairs),
         "rlrun_wall": round(rlrun.wall_s, 1),
+        "rlrun_pair_s": job_seconds(table.parent),
         "zoo_wall": round(zoo_wall, 1),
         "zoo_cpu": round(zoo_cpu, 1),
+        "zoo_pair_s": zoo_pairs,
         "date": datetime.date.today().isoformat(),
     }
+
+
+def job_seconds(sweep: Path) -> dict[str, float]:
+    """Per pair of a user-level sweep (``+benchmark/zoo_pair=``): its jobs' seconds added up (run.json's wall_s)."""
+    found: dict[str, float] = {}
+    for record in sorted(sweep.rglob("run.json")):
+        run = json.loads(record.read_text())
+        pair = next(o.split("=", 1)[1] for o in run["overrides"] if o.startswith("+benchmark/zoo_pair="))
+        found[pair] = round(found.get(pair, 0.0) + run["wall_s"], 1)
+    return found
 
 
 def user_level_lines(figure: dict) -> list[str]:

@@ -109,11 +109,22 @@ def test_kept_runs_are_skipped_and_a_pair_measured_at_other_steps_starts_over(tm
 
 def test_the_user_level_figure_states_its_goal_and_the_sweep_that_made_it() -> None:
     figure = {"seeds": 10, "rlrun_pairs": list(backends.USER_LEVEL_JAX), "rlrun_wall": 200.0, "zoo_wall": 800.0}
+    figure["rlrun_pair_s"] = {"cartpole_ppo": 100.0, "cartpole_dqn_jax": 150.0, "lunarlander_a2c": 150.0}
+    figure["zoo_pair_s"] = {"cartpole_ppo": 200.0, "cartpole_dqn": 350.0, "lunarlander_a2c": 250.0}
     lines = backends.user_level_lines({**figure, "zoo_cpu": 1500.0, "date": "2026-11-27"})
     assert "+benchmark/zoo_pair=cartpole_ppo,cartpole_dqn_jax,lunarlander_a2c" in lines[1]
-    assert lines[-1] == "Wall-time ratio rlrun / Zoo: **0.250** <= 0.25: met."
+    assert lines[-2] == "Wall-time ratio rlrun / Zoo: **0.250** <= 0.25: met."
+    assert "`cartpole_dqn_jax` rlrun 150 s, the Zoo 350 s" in lines[-1]
     lines = backends.user_level_lines({**figure, "rlrun_wall": 300.0, "zoo_cpu": 1500.0, "date": "2026-11-27"})
-    assert lines[-1] == "Wall-time ratio rlrun / Zoo: **0.375** <= 0.25: NOT met."
+    assert lines[-2] == "Wall-time ratio rlrun / Zoo: **0.375** <= 0.25: NOT met."
+
+
+def test_a_user_level_sweeps_seconds_add_up_per_pair(tmp_path: Path) -> None:
+    for job, (pair, wall) in enumerate([("cartpole_ppo", 10.0), ("cartpole_dqn_jax", 20.5), ("cartpole_ppo", 12.0)]):
+        (tmp_path / str(job)).mkdir()
+        record = {"overrides": [f"+benchmark/zoo_pair={pair}", f"seed={job}"], "wall_s": wall}
+        (tmp_path / str(job) / "run.json").write_text(json.dumps(record))
+    assert pairs.job_seconds(tmp_path) == {"cartpole_ppo": 22.0, "cartpole_dqn_jax": 20.5}
 
 
 def test_the_user_level_sweep_runs_cartpole_dqn_on_jax_and_the_other_pairs_as_the_zoo_section_does() -> None:
@@ -142,3 +153,4 @@ def test_the_section_names_the_invocation_of_each_row_with_its_seeds() -> None:
     assert "`python -m benchmarks.zoo.backends --pairs pendulum_sac --seeds 4`" in text
     assert "`python -m benchmarks.zoo.backends --pairs cartpole_dqn --seeds 3`" in text
     assert "| `cartpole_dqn` | 50,000 | 3 |" in text and "Machine: m." in text
+    assert "Goal: jax's wall time <= 0.5 of the Zoo's at one thread" in text
