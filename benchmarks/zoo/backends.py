@@ -59,6 +59,10 @@ PAIRS = {
         20_000,
     ),
 }
+# Pairs whose rlrun side evaluates once at the end (eval.every=<steps>), as the Zoo side does: at 20,000 HalfCheetah
+# steps rlrun's default (every tenth of the budget, 5 episodes of 1,000 steps) steps its eval env 55,000 times beside
+# 20,000 training steps, which would measure evaluation rather than the backend.
+EVALUATE_AT_THE_END = {"halfcheetah_sac"}
 GOAL = 0.5  # jax's wall time over the Zoo's at one thread
 USER_LEVEL_GOAL = 0.25
 # The user-level sweep: the zoo section's three pairs, cartpole_dqn on jax (conf/benchmark/zoo_pair/cartpole_dqn_jax)
@@ -75,6 +79,8 @@ def commands(name: str, side: str, steps: int, seed: int, folder: Path) -> list[
         evaluation = ["--eval-freq", str(steps), "--eval-episodes", str(final_episodes(steps))]
         return [*zoo, *evaluation, "-f", str(folder)]
     rlrun = [PYTHON, "-m", "rlrun", *pair.rlrun(), "algo.backend=jax", f"total_timesteps={steps}", f"seed={seed}"]
+    if name in EVALUATE_AT_THE_END:
+        rlrun.append(f"eval.every={steps}")
     return [*rlrun, "progress_bar=false", f"hydra.run.dir={folder}"]
 
 
@@ -257,7 +263,9 @@ def section(kept: dict[str, dict], figure: dict | None) -> str:
             " over the Zoo's whole run; `the rest`: the process's other seconds (imports, start-up, the final"
             " evaluation). Jobs in 24 GiB: how many such processes fit by peak memory. HalfCheetah: the first"
             " 20,000 steps of the Zoo's 1M (10,000 of them gradient steps after its `learning_starts`), the Zoo"
-            " on HalfCheetah-v4 (its hyperparameters' entry), rlrun on v5.",
+            " on HalfCheetah-v4 (its hyperparameters' entry), rlrun on v5 with one evaluation at the end"
+            " (`eval.every=20000`), as the Zoo's: its default at that budget, every 2,000 steps on 5 episodes of"
+            " 1,000 steps, would step the eval env 55,000 times beside 20,000 training steps.",
             "",
             table(HEADER, body) if body else "No pair measured yet.",
             "",

@@ -37,6 +37,8 @@ def test_the_zoo_side_runs_one_thread_and_one_final_evaluation_and_rlrun_runs_ja
     assert zoo[zoo.index("--eval-freq") + 1] == "20000" and zoo[zoo.index("--eval-episodes") + 1] == "5"
     rlrun = backends.commands("halfcheetah_sac", "rlrun jax", 20_000, 3, tmp_path)
     assert {"env=halfcheetah", "algo=sac", "algo.backend=jax", "total_timesteps=20000", "seed=3"} <= set(rlrun)
+    assert "eval.every=20000" in rlrun  # evaluated once at the end, as the Zoo side is
+    assert not any(o.startswith("eval.") for o in backends.commands("pendulum_sac", "rlrun jax", 20_000, 3, tmp_path))
 
 
 def test_final_returns_come_from_rlruns_record_and_the_zoos_last_evaluation(tmp_path: Path) -> None:
