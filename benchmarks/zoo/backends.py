@@ -59,9 +59,9 @@ PAIRS = {
         20_000,
     ),
 }
-# Pairs whose rlrun side evaluates once at the end (eval.every=<steps>), as the Zoo side does: at 20,000 HalfCheetah
-# steps rlrun's default (every tenth of the budget, 5 episodes of 1,000 steps) steps its eval env 55,000 times beside
-# 20,000 training steps, which would measure evaluation rather than the backend.
+# Pairs whose rlrun side evaluates once at the end (eval.every=<steps>), as the Zoo side does, so that both do the
+# same evaluation work: at 20,000 HalfCheetah steps rlrun's default (every tenth of the budget, 5 episodes of 1,000
+# steps) steps its eval env 55,000 times beside 20,000 training steps.
 EVALUATE_AT_THE_END = {"halfcheetah_sac"}
 GOAL = 0.5  # jax's wall time over the Zoo's at one thread
 USER_LEVEL_GOAL = 0.25
@@ -264,8 +264,8 @@ def section(kept: dict[str, dict], figure: dict | None) -> str:
             " evaluation). Jobs in 24 GiB: how many such processes fit by peak memory. HalfCheetah: the first"
             " 20,000 steps of the Zoo's 1M (10,000 of them gradient steps after its `learning_starts`), the Zoo"
             " on HalfCheetah-v4 (its hyperparameters' entry), rlrun on v5 with one evaluation at the end"
-            " (`eval.every=20000`), as the Zoo's: its default at that budget, every 2,000 steps on 5 episodes of"
-            " 1,000 steps, would step the eval env 55,000 times beside 20,000 training steps.",
+            " (`eval.every=20000`), as the Zoo side, so that both do the same evaluation work (rlrun's default at"
+            " that budget, every 2,000 steps on 5 episodes of 1,000 steps, steps the eval env 55,000 times).",
             "",
             table(HEADER, body) if body else "No pair measured yet.",
             "",
