@@ -9,12 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchmarks.common import ensure_zoo
 from benchmarks.zoo import backends, pairs
 from rlrun.table.stats import iqm
 from tests.benchmarks.zoo.test_pairs import _zoo_hyperparams
 from tests.rlrun.helpers import compose_config
-
-ZOO_VENV_PYTHON = backends.ZOO_PYTHON
 
 
 @pytest.mark.parametrize("name", list(backends.PAIRS))
@@ -139,8 +138,8 @@ def test_the_user_level_sweep_runs_cartpole_dqn_on_jax_and_the_other_pairs_as_th
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not ZOO_VENV_PYTHON.exists(), reason="the Zoo's virtualenv (benchmarks/.zoo-venv) is not made")
 def test_a_quick_measurement_runs_both_sides_and_reads_their_returns(tmp_path: Path) -> None:
+    ensure_zoo()  # the Zoo's virtualenv, made as the benchmark makes it (minutes the first time)
     kept = backends.Kept(tmp_path / "jax.json")
     backends.measure(["cartpole_dqn"], seeds=1, jobs=2, work=tmp_path, kept=kept, quick=True)
     logs = sorted(p.name for p in (tmp_path / "logs").glob("*.log"))
