@@ -12,14 +12,14 @@ import pytest
 from benchmarks.common import ensure_zoo
 from benchmarks.zoo import backends, pairs
 from rlrun.table.stats import iqm
-from tests.benchmarks.zoo.test_pairs import _zoo_hyperparams
+from tests.benchmarks.zoo.helpers import zoo_hyperparams
 from tests.rlrun.helpers import compose_config
 
 
 @pytest.mark.parametrize("name", list(backends.PAIRS))
 def test_each_pair_trains_a_zoo_entry_on_jax_at_the_zoos_hyperparameters(name: str) -> None:
     pair, steps = backends.PAIRS[name]
-    entry = _zoo_hyperparams(pair.zoo_algo)[pair.zoo_env]
+    entry = zoo_hyperparams(pair.zoo_algo)[pair.zoo_env]
     assert int(float(entry["n_timesteps"])) == pair.steps and steps <= pair.steps
     cfg = compose_config(*pair.rlrun(), "algo.backend=jax")
     assert cfg.algo.backend == "jax" and cfg.total_timesteps == pair.steps
@@ -147,7 +147,8 @@ def test_a_quick_measurement_runs_both_sides_and_reads_their_returns(tmp_path: P
     assert kept.runs == {}  # a quick measurement keeps nothing
 
 
-def test_the_section_names_the_invocation_of_each_row_with_its_seeds() -> None:
+def test_the_section_names_the_invocation_of_each_row_with_its_seeds(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(backends, "versions", lambda python=None, packages=(): "versions")  # no Zoo venv needed
     kept = {"pendulum_sac": _kept([100.0] * 4, [60.0] * 4), "cartpole_dqn": _kept([100.0] * 4, [60.0] * 4, 50_000)}
     kept["cartpole_dqn"]["sides"]["zoo 1 thread"].pop("3")  # a seed measured on one side only
     text = backends.section(kept, None)

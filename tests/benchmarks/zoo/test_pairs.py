@@ -3,31 +3,22 @@ three ratios and their goals come out of the measurements."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
-import yaml
 from hydra import compose, initialize_config_module
 
 from benchmarks.zoo import pairs
+from tests.benchmarks.zoo.helpers import zoo_hyperparams
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def _zoo_hyperparams(algo: str) -> dict:
-    """rl_zoo3's hyperparams/<algo>.yml, read without importing rl_zoo3 (it needs huggingface_hub)."""
-    spec = importlib.util.find_spec("rl_zoo3")
-    assert spec is not None and spec.submodule_search_locations, "rl_zoo3 is not installed (the test extra has it)"
-    folder = Path(next(iter(spec.submodule_search_locations)))
-    return yaml.safe_load((folder / "hyperparams" / f"{algo}.yml").read_text())
 
 
 @pytest.mark.parametrize("name", list(pairs.PAIRS))
 def test_each_pair_trains_the_zoos_budget_of_a_zoo_entry(name: str) -> None:
     pair = pairs.PAIRS[name]
     assert (ROOT / "conf" / "benchmark" / "zoo_pair" / f"{name}.yaml").exists()  # a pair of the reproduction
-    entry = _zoo_hyperparams(pair.zoo_algo)[pair.zoo_env]
+    entry = zoo_hyperparams(pair.zoo_algo)[pair.zoo_env]
     assert int(float(entry["n_timesteps"])) == pair.steps
     with initialize_config_module("rlrun.conf", version_base="1.3"):
         cfg = compose("config", overrides=pair.rlrun())
