@@ -26,11 +26,12 @@ ZOO_PYTHON = ZOO_VENV / "bin" / "python"
 PACKAGES = ("stable-baselines3", "gymnasium", "torch", "hydra-core", "numpy")
 ZOO_PACKAGES = ("rl_zoo3", "stable-baselines3", "gymnasium", "torch")
 # The Zoo's virtualenv: torch first, pinned to the project's CPU build (so pip does not pull a CUDA one), then
-# rl_zoo3, then the env packages of the Zoo pairs at the versions rlrun's extras install here (MiniGrid, Box2D).
+# rl_zoo3, then the env packages of the Zoo pairs at the versions rlrun's extras install here (MiniGrid, Box2D, and
+# MuJoCo for zoo_jax's HalfCheetah).
 ZOO_INSTALL = (
     ("torch==2.13.0",),
     ("rl_zoo3==2.9.2",),
-    ("minigrid==3.2.0", "box2d==2.3.10", "pygame-ce==2.5.8", "mujoco==3.11.0"),  # mujoco: zoo_jax's HalfCheetah
+    ("minigrid==3.2.0", "box2d==2.3.10", "pygame-ce==2.5.8", "mujoco==3.11.0"),
 )
 
 
