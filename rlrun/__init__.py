@@ -18,7 +18,7 @@ prefer_egl()  # MUJOCO_GL=egl on a server without a display, before any MuJoCo e
 def __getattr__(name: str) -> Any:
     """``rlrun.load_run``, imported on first use (it pulls in SB3 and torch)."""
     if name == "load_run":
-        from rlrun.run.loading import load_run
+        from rlrun.playback.loading import load_run
 
         return load_run
     raise AttributeError(f"module 'rlrun' has no attribute {name!r}")

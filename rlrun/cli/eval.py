@@ -9,9 +9,9 @@ from pathlib import Path
 
 from rlrun.checks import rules
 from rlrun.config.errors import UserError, report_user_errors
-from rlrun.run.loading import CHOICES, eval_copies, load_run, success_key
+from rlrun.playback.loading import CHOICES, eval_copies, load_run, success_key
+from rlrun.playback.video import Stopped, run_episodes
 from rlrun.run.progress import episodes_word
-from rlrun.run.recording import Stopped, run_episodes
 
 
 def _copies(args: argparse.Namespace, render_mode: str | None, episodes: int) -> int:

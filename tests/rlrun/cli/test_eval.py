@@ -1,4 +1,4 @@
-"""``rlrun-eval`` (rlrun/cli/eval.py): evaluate, render and record any saved run; loading is in run/test_loading.py."""
+"""``rlrun-eval`` (rlrun/cli/eval.py): evaluate, render, record a saved run; loading is in playback/test_loading.py."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import pytest
 
 import rlrun
 from rlrun.cli.eval import main
+from rlrun.playback.loading import eval_copies
 from rlrun.run.evaluation import evaluate
-from rlrun.run.loading import eval_copies
 from tests.rlrun.helpers import compose_config
 
 

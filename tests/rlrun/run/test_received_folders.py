@@ -19,9 +19,9 @@ from stable_baselines3.common.vec_env import VecNormalize
 
 from rlrun.cli import trust
 from rlrun.config.errors import UserError
+from rlrun.playback.loading import load_run
 from rlrun.record import signatures
 from rlrun.run import snapshots
-from rlrun.run.loading import load_run
 from rlrun.run.resume_state import load_target
 from rlrun.run.training import resume, train
 from tests.rlrun.helpers import cli, status

@@ -216,7 +216,7 @@ def fake_snapshot(folder: Path, step: int, manifest: object) -> Path:
     ids=["a-list", "files-a-list", "digest-not-text", "name-not-plain", "step-text", "step-not-its-folder's", "score"],
 )
 def test_a_manifest_of_the_wrong_shape_is_a_damaged_snapshot(tmp_path: Path, manifest: object) -> None:
-    from rlrun.run.loading import _find_model
+    from rlrun.playback.loading import _find_model
 
     digest = hashlib.sha256(b"model").hexdigest()
     good = fake_snapshot(tmp_path / "snapshots", 1, {"step": 1, "score": None, "files": {"model.zip": digest}})

@@ -14,10 +14,11 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from rlrun.config.errors import UserError
 from rlrun.make import models, vec_envs
+from rlrun.playback import received
 from rlrun.record import signatures
 from rlrun.record.fields import config_problem, read_config
 from rlrun.record.formats import read_json
-from rlrun.run import received, snapshots
+from rlrun.run import snapshots
 from rlrun.run.training import configure_torch
 
 CHOICES = "final, latest, best or a step number"
@@ -97,7 +98,7 @@ def load_run(
     The env is ``n_envs`` copies with the run's wrappers and frozen VecNormalize statistics, copy i
     seeded with the run's evaluation stream (or ``seed``) + i. A folder that is not trusted (not signed under
     this user's key) is refused (exit 2), or with ``untrusted="data"`` read from data formats only
-    (:mod:`rlrun.run.received`): what ``rlrun-eval`` does with a received folder.
+    (:mod:`rlrun.playback.received`): what ``rlrun-eval`` does with a received folder.
     """
     run_dir = Path(run_dir)
     cfg = _run_config(run_dir)
@@ -122,7 +123,7 @@ def load_run(
 
 
 def _as_data(run_dir: Path, cfg: DictConfig, refusal: UserError) -> DictConfig:
-    """The config a folder that is not trusted is evaluated with (:func:`rlrun.run.received.rebuild`), or
+    """The config a folder that is not trusted is evaluated with (:func:`rlrun.playback.received.rebuild`), or
     its refusal (exit 2) naming what it would run beyond data."""
     try:
         rebuilt = received.rebuild(cfg, read_json(run_dir / "run.json"))

@@ -14,8 +14,8 @@ import yaml
 from omegaconf import open_dict
 
 from rlrun.config.errors import UserError
+from rlrun.playback.loading import load_run
 from rlrun.record import signatures
-from rlrun.run.loading import load_run
 from rlrun.run.training import train
 from tests.rlrun.helpers import compose_config, shrink
 

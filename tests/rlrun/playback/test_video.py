@@ -1,4 +1,4 @@
-"""Videos that behave (rlrun/run/recording.py): an MP4 streamed with flat memory, a GIF capped with a message,
+"""Videos that behave (rlrun/playback/video.py): an MP4 streamed with flat memory, a GIF capped with a message,
 a stop signal leaving no file, progress lines."""
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ import pytest
 
 import rlrun
 from rlrun.config.errors import UserError
-from rlrun.run.recording import run_episodes, video_file
+from rlrun.playback.video import run_episodes, video_file
 
 # Records FRAMES frames of 240x320 to an MP4 through rlrun's sink; prints the process's peak memory (MiB).
 PEAK_RSS = """
 import resource, sys
 from pathlib import Path
 import numpy as np
-from rlrun.run.recording import video_file
+from rlrun.playback.video import video_file
 
 frames = int(sys.argv[2])
 with video_file(Path(sys.argv[1]), fps=30) as sink:

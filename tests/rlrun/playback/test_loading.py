@@ -1,4 +1,4 @@
-"""Loading a run (rlrun/run/loading.py, ``rlrun.load_run``): a plain SB3 model and its eval env, from any snapshot."""
+"""Loading a run (rlrun/playback/loading.py, ``rlrun.load_run``): a plain SB3 model and its eval env, any snapshot."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from stable_baselines3 import PPO
 from stable_baselines3.common.vec_env import VecNormalize
 
 import rlrun
-from rlrun.run.loading import eval_copies
+from rlrun.playback.loading import eval_copies
 from rlrun.run.training import train
 from tests.rlrun.helpers import compose_config, shrink
 
