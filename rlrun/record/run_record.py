@@ -28,6 +28,8 @@ from rlrun.record.provenance import run_commit, run_versions
 # run.json's "status": a run is running until it ends in one of the other three
 RUN_STATUSES = ("running", "completed", "failed", "interrupted")
 END_STATUSES = RUN_STATUSES[1:]  # the statuses a run ends with (a `running` run whose pid is gone: interrupted)
+# the ends that settle a run: one `interrupted` (stopped from outside) is continued when it is launched again
+SETTLED_STATUSES = ("completed", "failed")
 
 log = logging.getLogger("rlrun")
 

@@ -26,12 +26,11 @@ from typing import Any
 
 from rlrun.record.formats import read_json
 from rlrun.record.liveness import pid_alive
-from rlrun.record.run_record import RunRecord
+from rlrun.record.run_record import SETTLED_STATUSES, RunRecord
 from rlrun.sweep import plan
 from rlrun.sweep.plan import LAUNCHED, RERUN, Job
 
 _SCAN_S = 0.5  # how often the watch looks for jobs that started (their run.json names their process)
-_ENDED = ("completed", "failed")
 
 
 def _running_pid(path: Path) -> int | None:
@@ -170,7 +169,7 @@ def _record_killed(job: Job, pid: int, error: Exception) -> None:
 def _to_launch_again(job: Job, stale_after_s: float) -> bool:
     """Whether the job, which the broken pool ended or never started, is launched again (and how: ``job.action``)."""
     record = read_json(job.path / "run.json")
-    if record and record.get("status") in _ENDED:
+    if record and record.get("status") in SETTLED_STATUSES:
         return False
     plan.decide(job, stale_after_s)
     if job.action == RERUN:

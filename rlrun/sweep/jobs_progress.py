@@ -15,9 +15,8 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from rlrun.record.formats import read_json
+from rlrun.record.run_record import END_STATUSES
 from rlrun.sweep.plan import Job
-
-_ENDED = ("completed", "failed", "interrupted")
 
 
 def every_s(jobs: list[Job]) -> float:
@@ -51,7 +50,7 @@ class SweepProgress:
         for job in self.jobs:
             record: dict[str, Any] = (read_json(job.path / "run.json") if self.started_here(job) else None) or {}
             status = record.get("status")
-            if status in _ENDED:
+            if status in END_STATUSES:
                 done += 1
                 share += 1.0
             elif status == "running":

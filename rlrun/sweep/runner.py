@@ -39,7 +39,16 @@ from rlrun.startup import gc_pause
 from rlrun.sweep import deaths, jobs_progress, plan
 from rlrun.sweep.job import STOP_FILE, SweepStopped, mark_sweeper_process
 from rlrun.sweep.plan import LAUNCHED, RERUN, RESUME, SKIP, TRAIN, Job
-from rlrun.sweep.summary import LOG_NAME, Watcher, jobs_word, summary, sweep_json, write_sweep_json
+from rlrun.sweep.summary import (
+    ENDED_BADLY,
+    ENDED_WELL,
+    LOG_NAME,
+    Watcher,
+    jobs_word,
+    summary,
+    sweep_json,
+    write_sweep_json,
+)
 
 if TYPE_CHECKING:
     from rlrun.track.group import Group
@@ -188,12 +197,11 @@ def run(
         print(f"sweep record: {path}", flush=True)
         _write_tables(sweep_dir)
         if group is not None:
-            whole = not launcher_failed and all(outcome.status in ("completed", "skipped") for outcome in outcomes)
+            whole = not launcher_failed and all(outcome.status in ENDED_WELL for outcome in outcomes)
             group.close("interrupted" if stopped else "completed" if whole else "failed")
     if stopped is not None:
         return 128 + int(stopped)
-    bad = {"failed", "interrupted", "refused", "not_started"}
-    return 1 if launcher_failed or any(outcome.status in bad for outcome in outcomes) else 0
+    return 1 if launcher_failed or any(outcome.status in ENDED_BADLY for outcome in outcomes) else 0
 
 
 def tracking_group(jobs: list[Job], sweep_dir: Path) -> Group | None:

@@ -17,7 +17,9 @@ from rlrun.sweep.jobs_progress import SweepProgress
 from rlrun.sweep.plan import LAUNCHED, REFUSE, SKIP, Job
 
 # A job's status in sweep.json: how its run ended (run.json's status) or what this invocation did instead
-JOB_STATUSES = ("completed", "skipped", "failed", "interrupted", "refused", "not_started")
+ENDED_WELL = ("completed", "skipped")
+ENDED_BADLY = ("failed", "interrupted", "refused", "not_started")  # any of them: the sweep exits with 1
+JOB_STATUSES = ENDED_WELL + ENDED_BADLY
 LOG_NAME = "rlrun.log"  # hydra.job.name in conf/config.yaml
 
 
@@ -104,7 +106,7 @@ def job_line(job: Job, outcome: JobOutcome) -> str:
     """``<folder>: <status>, <final score>, <wall time>`` (the error and the log for a failed job)."""
     parts = [f"{job.folder}: {outcome.status}"]
     record = outcome.record or {}
-    final = record.get("final") if outcome.status in ("completed", "skipped") else None
+    final = record.get("final") if outcome.status in ENDED_WELL else None
     if final:
         success = "" if final.get("success_rate") is None else f", success {final['success_rate']:.2f}"
         parts.append(f"mean return {final['mean_return']:.3f}{success}")
