@@ -26,6 +26,8 @@ from omegaconf import DictConfig, OmegaConf
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.utils import get_device
 
+from rlrun.config import backend
+
 # The torch release whose Adam first took fused=True for CPU tensors (before it: CUDA only).
 FUSED_CPU_SINCE = "2.4"
 
@@ -63,9 +65,8 @@ def _takes_optimizer_kwargs(algo_cls: type[BaseAlgorithm], policy: str | type) -
 def skipped_because(cfg: DictConfig, algo_cls: type[BaseAlgorithm], policy: str | type, probe: Probe) -> str | None:
     """Why fused Adam cannot apply to this run's model (None: it can)."""
     optimizer_class = _optimizer_class(cfg)
-    backend = cfg.algo.get("backend", "torch")
-    if backend != "torch":
-        return f"the {backend} backend's optimisers are not torch's"
+    if (chosen := backend.backend(cfg)) != backend.TORCH:
+        return f"the {chosen} backend's optimisers are not torch's"
     if not _takes_optimizer_kwargs(algo_cls, policy):
         return f"{algo_cls.__name__}'s policy builds no optimiser"
     if not (isinstance(optimizer_class, type) and issubclass(optimizer_class, torch.optim.Adam)):
