@@ -1,5 +1,5 @@
-"""The fields of ``run.json`` and ``config.yaml`` with the types DESIGN.md and the schema give them, checked by every
-reader of a run folder it did not write itself in this process.
+"""The fields of ``run.json``, ``config.yaml``, ``eval.csv`` and snapshot manifests with the types DESIGN.md and the
+schema give them, checked by every reader of a run folder it did not write itself in this process.
 
 A received, hand-made or damaged record is never trusted to have the right shape: ``rlrun-table`` leaves such a run
 out with one warning, ``resume=`` and ``rlrun-eval`` refuse it (exit 2), and either way the message names the file
@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -191,6 +192,33 @@ def eval_csv_rows(text: str) -> list[dict[str, str]]:
                 raise ValueError(f"eval.csv line {number}: {column!r} is {shown(row[column])}, not {allowed}")
         rows.append(row)
     return rows
+
+
+@dataclass(frozen=True)
+class EvalRow:
+    """One periodic evaluation of ``eval.csv``, the columns tables and studies read."""
+
+    timesteps: int
+    mean_return: float
+    success_rate: float | None
+
+
+def _eval_row(row: dict[str, Any]) -> EvalRow:
+    success = row["success_rate"]
+    return EvalRow(int(row["timesteps"]), float(row["mean_return"]), float(success) if success else None)
+
+
+def parse_eval_csv(text: str) -> list[EvalRow]:
+    """The rows of a whole ``eval.csv`` in file order, blank lines skipped, each value checked
+    (:func:`eval_csv_rows`).
+
+    Raises ValueError, its message saying what is wrong (and on which line), when the header lacks a column or a
+    row does not parse.
+    """
+    if not text.strip():
+        raise ValueError(f"eval.csv lacks the header {','.join(EVAL_COLUMNS)}")
+    whole = text if text.endswith("\n") else text + "\n"  # a finished file: its last row counts too
+    return [_eval_row(row) for row in eval_csv_rows(whole)]
 
 
 def eval_csv_problem(path: Path) -> str | None:

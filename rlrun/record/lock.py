@@ -27,7 +27,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from rlrun.config.errors import UserError
-from rlrun.record import formats
+from rlrun.record import regular_files
 
 LOCK_NAME = ".lock"
 _UNLOCKABLE = "rlrun writes into the folder: make it writable, or copy it where it can be"
@@ -67,7 +67,7 @@ def holder(folder: Path) -> str:
     """``pid N on HOST`` as the holder wrote it into the lock file, or ``another process`` while it has not yet."""
     for _ in range(20):  # the holder writes right after locking: wait for it briefly
         with suppress(OSError, UserError):
-            fd = formats.open_regular(folder / LOCK_NAME, os.O_RDONLY)
+            fd = regular_files.open_regular(folder / LOCK_NAME, os.O_RDONLY)
             with os.fdopen(fd) as file:
                 words = file.read(200).split()
             if len(words) == 2:
@@ -82,7 +82,7 @@ def _lock(folder: Path, what: str, fix: str) -> int:
     path = folder / LOCK_NAME
     while True:
         try:
-            fd = formats.open_regular(path, os.O_RDWR | os.O_CREAT)  # never through a link: a received folder's
+            fd = regular_files.open_regular(path, os.O_RDWR | os.O_CREAT)  # never through a link: a received folder's
         except OSError as error:  # a read-only folder
             raise UserError(f"{what} {folder} cannot be locked for writing: {error.strerror}", _UNLOCKABLE) from None
         try:

@@ -10,8 +10,6 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-import rlrun
-
 # run.json's "versions": key -> distribution name
 RUN_PACKAGES = {
     "rlrun": "rlrun",
@@ -92,4 +90,5 @@ def run_commit() -> str | None:
 
 def source_commit() -> str | None:
     """The commit of the checkout rlrun itself is imported from; None for an installed package."""
-    return git_commit(Path(rlrun.__file__).resolve().parent.parent, search_parents=False)
+    package = Path(__file__).resolve().parents[1]  # rlrun/, this file being rlrun/record/provenance.py
+    return git_commit(package.parent, search_parents=False)

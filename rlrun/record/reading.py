@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from rlrun.record.formats import NotRegularFile, open_regular
+from rlrun.record.regular_files import NotRegularFile, open_regular
 
 MAX_TEXT_BYTES = 8 << 20  # config.yaml, run.json, manifests: kilobytes when rlrun writes them
 MAX_CSV_BYTES = 64 << 20  # eval.csv: about a million evaluations

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rlrun.config.errors import UserError
-from rlrun.record import formats, lock, signatures
+from rlrun.record import lock, regular_files, signatures
 from rlrun.run import resume_state
 
 
@@ -22,7 +22,7 @@ def check_before_lock(run_dir: Path) -> None:
             "give the folder of a run, e.g. resume=outputs/runs/gridworld-ppo/<stamp>",
         )
     signatures.check_folder(run_dir, what)
-    links = formats.links_in(run_dir)
+    links = regular_files.links_in(run_dir)
     if links:
         raise UserError(
             f"{what}: the folder holds symbolic links, which rlrun never writes: "

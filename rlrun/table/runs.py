@@ -20,8 +20,8 @@ from rlrun.config.errors import UserError
 from rlrun.config.resolvers import env_name
 from rlrun.config.upgrade import upgrade_container
 from rlrun.record import reading
-from rlrun.record.fields import record_problem, shown
-from rlrun.record.formats import ATTEMPTS, parse_eval_csv
+from rlrun.record.fields import parse_eval_csv, record_problem, shown
+from rlrun.record.formats import ATTEMPTS
 
 log = logging.getLogger("rlrun.table")
 

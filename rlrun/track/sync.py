@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from rlrun.config.errors import UserError
-from rlrun.record import formats, reading, signatures
-from rlrun.record.formats import parse_eval_csv, read_json, write_json
+from rlrun.record import formats, reading, regular_files, signatures
+from rlrun.record.fields import parse_eval_csv
+from rlrun.record.formats import read_json, write_json
 from rlrun.record.lock import claim
 from rlrun.record.run_record import END_STATUSES
 from rlrun.track.base import flatten
@@ -96,7 +97,7 @@ def sync_run(run_dir: Path, tracking_uri: str | None = None, experiment: str | N
     if data is None or not (run_dir / "config.yaml").is_file():
         raise UserError(f"{run_dir} is not a run folder (no run.json or config.yaml)", "give a folder under outputs/")
     signatures.check_folder(run_dir, what)
-    if links := formats.links_in(run_dir):
+    if links := regular_files.links_in(run_dir):
         raise UserError(
             f"{what}: the folder holds symbolic links, which rlrun never writes: {links[0]}",
             "replace each by the file it points to (or remove it), then sync again",

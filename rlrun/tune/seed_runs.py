@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from rlrun.record.fields import eval_csv_rows, record_problem
-from rlrun.record.formats import EvalRow, read_json
+from rlrun.record.fields import EvalRow, eval_csv_rows, record_problem
+from rlrun.record.formats import read_json
 
 STOP_GRACE_S = 30.0  # time a stopped run gets to write its snapshot before SIGKILL
 POLL_S = 0.5  # how often running runs are looked at

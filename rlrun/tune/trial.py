@@ -19,7 +19,7 @@ import numpy as np
 import optuna
 from optuna.trial import TrialState
 
-from rlrun.record.formats import EvalRow
+from rlrun.record.fields import EvalRow
 from rlrun.tune.seed_runs import SeedRun, stop_runs
 
 OBJECTIVES = ("iqm", "auc", "success")

@@ -11,7 +11,7 @@ import numpy as np
 from omegaconf import open_dict
 
 from rlrun.make.vec_envs import make_eval_env
-from rlrun.record.formats import parse_eval_csv
+from rlrun.record.fields import parse_eval_csv
 from rlrun.run.evaluation import evaluate
 from rlrun.run.training import train
 from rlrun.table.write import write_tables

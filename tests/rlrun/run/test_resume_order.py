@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rlrun.config.errors import UserError
-from rlrun.record import formats, lock, signatures
+from rlrun.record import formats, lock, regular_files, signatures
 from rlrun.run.training import resume
 from tests.rlrun.helpers import cli, status
 from tests.rlrun.resume_helpers import interrupted
@@ -53,7 +53,7 @@ def test_the_lock_itself_is_never_taken_through_a_link(tmp_path: Path) -> None:
     outside.write_text(OUTSIDE)
     (tmp_path / "folder").mkdir()
     (tmp_path / "folder" / lock.LOCK_NAME).symlink_to(outside)
-    with pytest.raises(formats.NotRegularFile, match="symbolic link"):
+    with pytest.raises(regular_files.NotRegularFile, match="symbolic link"):
         lock.acquire(tmp_path / "folder")
     (tmp_path / "folder" / lock.LOCK_NAME).unlink()
     os.mkfifo(tmp_path / "folder" / lock.LOCK_NAME)  # not a regular file: never opened for writing either
@@ -69,7 +69,7 @@ def test_a_link_under_a_temporary_name_is_replaced_not_written_through(tmp_path:
     formats.write_json(tmp_path / "run.json", {"status": "running"})
     assert outside.read_text() == OUTSIDE and json.loads((tmp_path / "run.json").read_text())["status"] == "running"
     (tmp_path / "eval.csv").symlink_to(outside)
-    with pytest.raises(formats.NotRegularFile):
+    with pytest.raises(regular_files.NotRegularFile):
         formats.open_for_writing(tmp_path / "eval.csv", append=True)
     assert outside.read_text() == OUTSIDE
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from rlrun.record import signatures
-from rlrun.record.formats import parse_eval_csv
+from rlrun.record.fields import parse_eval_csv
 from rlrun.run.training import resume, train
 from tests.rlrun.helpers import TINY_RUN, compose_config
 from tests.rlrun.resume_helpers import Crash, crash_at

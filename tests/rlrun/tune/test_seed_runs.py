@@ -6,7 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rlrun.record.formats import EVAL_CSV_HEADER, EvalRow
+from rlrun.record.fields import EvalRow
+from rlrun.record.formats import EVAL_CSV_HEADER
 from rlrun.tune.seed_runs import SeedRun
 
 

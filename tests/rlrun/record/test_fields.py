@@ -1,10 +1,11 @@
-"""eval.csv as tables and studies read it: one parser for both (:func:`rlrun.record.formats.parse_eval_csv`)."""
+"""eval.csv as tables and studies read it: one parser for both (:func:`rlrun.record.fields.parse_eval_csv`)."""
 
 from __future__ import annotations
 
 import pytest
 
-from rlrun.record.formats import EVAL_CSV_HEADER, EvalRow, parse_eval_csv
+from rlrun.record.fields import EvalRow, parse_eval_csv
+from rlrun.record.formats import EVAL_CSV_HEADER
 
 
 def test_rows_in_file_order_blank_lines_skipped_and_no_success_as_none() -> None:
