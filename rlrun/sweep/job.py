@@ -33,7 +33,6 @@ from rlrun.record.formats import WriteFailed
 from rlrun.record.lock import FolderInUse
 from rlrun.sweep import orphans
 from rlrun.sweep.plan import RERUN, RESUME, TRAIN
-from rlrun.track.names import GROUP_FILE
 
 log = logging.getLogger("rlrun")
 
@@ -166,12 +165,15 @@ class MetaTask(Protocol):
 class SweepTask:
     """Hydra's task function for a sweep's jobs, wrapped by rlrun's sweeper around the command's own ``task``
     (:class:`rlrun.cli.main.Task`, which names each job's env, algo and preset): it runs the job as the sweep
-    decided (``actions``: job folder -> train, resume or rerun, filled in before any job is launched) and never
-    raises. Module-level and plain, since joblib, submitit and Ray pickle it into their workers."""
+    decided (``actions``: job folder -> train, resume or rerun, filled in before any job is launched) under the
+    sweep's tracked run (``tracking_group``) and never raises. Module-level and plain, since joblib, submitit and
+    Ray pickle it into their workers."""
 
     task: MetaTask
     actions: dict[str, str] = field(default_factory=dict)
     sweep_pid: int | None = None  # the sweep's process, which joblib's workers watch (rlrun.sweep.orphans)
+    # the sweep's tracked run (its tracking.json record, rlrun.track.group), the parent of each job's; {}: none
+    tracking_group: dict[str, Any] = field(default_factory=dict)
 
     def __call__(self, cfg: DictConfig) -> float | None:
         """One job, in whichever process the launcher runs it."""
@@ -180,7 +182,8 @@ class SweepTask:
         hydra_cfg = HydraConfig.get()
         action = self.actions.get(str(hydra_cfg.sweep.subdir))
         run_dir, sweep_dir = Path(hydra_cfg.runtime.output_dir), Path(hydra_cfg.sweep.dir)
-        return run_job(cfg, run_dir, sweep_dir, self.task.meta(cfg), action, self.sweep_pid)
+        meta = {**self.task.meta(cfg), "tracking_group": self.tracking_group}
+        return run_job(cfg, run_dir, sweep_dir, meta, action, self.sweep_pid)
 
 
 def run_job(
@@ -204,7 +207,7 @@ def run_job(
             return None
         # the sweep's decision, taken in its own process; a job told to train whose folder already holds a
         # run is this launch's own earlier attempt, requeued by its scheduler (submitit), and continues it
-        meta = {**meta, "tracking_group": str(sweep_dir / GROUP_FILE), "multirun": True}  # the sweep's tracked run
+        meta = {**meta, "multirun": True}
         # the job's lines go to its own rlrun.log; the sweep's console gets its warnings and the sweep's own lines
         with _stopped_with_the_sweep(sweep_dir), logs.to_log_files(("rlrun",)):
             if decision == RESUME or (decision in (TRAIN, RERUN) and (run_dir / "run.json").is_file()):

@@ -49,6 +49,7 @@ from rlrun.sweep.summary import (
     sweep_json,
     write_sweep_json,
 )
+from rlrun.track.loggers import logs_to_service
 
 if TYPE_CHECKING:
     from rlrun.track.group import Group
@@ -208,7 +209,7 @@ def tracking_group(jobs: list[Job], sweep_dir: Path) -> Group | None:
     """The sweep's own tracked run, when its jobs log to a service (``logger=[..., mlflow]``): started now,
     before any job, so the jobs are its children (a bad logger setting: exit 2 here)."""
     logger = dict(jobs[0].config.get("logger") or {}) if jobs and jobs[0].config is not None else {}
-    if not set(logger) - {"tensorboard", "csv"}:
+    if not logs_to_service(logger):
         return None
     from rlrun.track.group import Group  # SB3 and torch: imported by now (the sweep's checks)
 

@@ -137,6 +137,7 @@ class RlrunSweeper(BasicSweeper):
             group = runner.tracking_group(jobs, sweep_dir)  # a tracking service's sweep run, before any job
         assert self.task is not None
         self.task.actions.update({job.folder: job.action for job in jobs})  # pickled with the task at launch
+        self.task.tracking_group = group.record if group is not None else {}  # so is the sweep's tracked run
         info = {"command": command_line(), "launcher": self.config.hydra.runtime.choices.get("hydra/launcher")}
         launcher = self.launcher
         status = runner.run(

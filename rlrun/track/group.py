@@ -1,8 +1,9 @@
 """A sweep's or a study's own tracked run, the parent of its jobs' (MLflow's ``mlflow.parentRunId``).
 
 The sweep's (or study's) process opens it before any job starts, which also creates a new SQLite store once
-rather than in every job at the same time; ``<folder>/tracking.json`` keeps what each logger returned, for
-the jobs (:func:`rlrun.track.session.read_group`) and for the next invocation of the same sweep, which
+rather than in every job at the same time. What each logger returned (:attr:`Group.record`) goes to the jobs:
+a sweep's with their task (:class:`rlrun.sweep.job.SweepTask`), a trial's seeds read it in ``<folder>/tracking.json``
+(:func:`rlrun.track.session.read_group`); that file also serves the next invocation of the same sweep, which
 continues the same parent run. A logger that fails here is warned about once; the jobs then log on their own.
 """
 

@@ -7,13 +7,23 @@ are named by the config, never imported here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from rlrun.config.errors import UserError
+
+# The loggers that write into the run folder alone; every other one logs to a tracking service (MLflow, W&B)
+FOLDER_LOGGERS = ("tensorboard", "csv")
+
+
+def logs_to_service(names: Iterable[str]) -> bool:
+    """Whether any of the loggers ``names`` (keys of the ``logger`` group) logs to a tracking service rather than
+    into the run folder alone: then a sweep or a study is a tracked run of its own, and a failure of that logger
+    is warned about and never costs the run."""
+    return any(str(name) not in FOLDER_LOGGERS for name in names)
 
 
 def make_trackers(logger: DictConfig | Mapping[str, Any]) -> list[Any]:

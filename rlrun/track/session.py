@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,8 +19,8 @@ from stable_baselines3.common.logger import KVWriter, Logger
 
 from rlrun.record.run_record import END_STATUSES, RunRecord
 from rlrun.track.base import RunInfo, Tracker
-from rlrun.track.loggers import make_trackers
-from rlrun.track.names import GROUP_VARIABLE
+from rlrun.track.loggers import logs_to_service, make_trackers
+from rlrun.track.names import GROUP_FILE
 
 log = logging.getLogger("rlrun")
 
@@ -75,10 +74,11 @@ class Tracking:
 
     def begin(self, run_dir: Path, cfg: DictConfig, data: dict[str, Any], meta: Mapping[str, Any]) -> None:
         """Start every tracker's run from run.json's ``data`` (a resumed run's carries ``resumes`` and the
-        earlier session's ``tracking`` block); the block is kept in ``data`` from here on."""
+        earlier session's ``tracking`` block), under its sweep's or study's run (:func:`read_group`); the block
+        is kept in ``data`` from here on."""
         self.data = data
         resumes = data.get("resumes") or []
-        group = read_group(meta)
+        group = dict(meta.get("tracking_group") or read_group(run_dir.parent))
         container = OmegaConf.to_container(cfg, resolve=True)
         assert isinstance(container, dict)
         info = RunInfo(
@@ -149,7 +149,7 @@ class Tracking:
         formats = []
         for tracker in self.trackers:
             writer = tracker.output_format(run_dir, resumed_from)
-            formats.append(writer if tracker.name in ("tensorboard", "csv") else Guarded(writer, self._call))
+            formats.append(Guarded(writer, self._call) if logs_to_service([tracker.name]) else writer)
         return formats
 
     def finish(self, status: str, run_dir: Path) -> None:
@@ -204,14 +204,15 @@ class _Noting(KVWriter):
         """Nothing to close."""
 
 
-def read_group(meta: Mapping[str, Any]) -> dict[str, Any]:
-    """The sweep's or study's tracking record a job belongs to (``meta["tracking_group"]``, else the file
-    :data:`GROUP_VARIABLE` names), or {}."""
-    path = meta.get("tracking_group") or os.environ.get(GROUP_VARIABLE)
-    if not path:
-        return {}
+def read_group(folder: Path) -> dict[str, Any]:
+    """The tracking record of the sweep or study whose ``folder`` it is (:data:`GROUP_FILE`), or {}.
+
+    A run finds the group it belongs to in its job's ``meta["tracking_group"]`` (a sweep's jobs: the record,
+    handed to each job by :class:`rlrun.sweep.job.SweepTask`); a study's seeds, processes of their own started
+    in their trial's folder, read the trial's record there, in their run folder's parent
+    (:mod:`rlrun.tune.tracking`)."""
     try:
-        data = json.loads(Path(path).read_text())
+        data = json.loads((folder / GROUP_FILE).read_text())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -41,9 +41,8 @@ class SeedRun:
         self.rows: list[EvalRow] = []
         self.damaged: str | None = None  # what is wrong with its eval.csv, naming the file and the line
 
-    def start(self, env: dict[str, str] | None = None) -> None:
-        """Start training; stdout and stderr go to ``output.log`` in the run folder; ``env``: variables added to
-        the child's environment."""
+    def start(self) -> None:
+        """Start training; stdout and stderr go to ``output.log`` in the run folder."""
         self.folder.mkdir(parents=True, exist_ok=True)
         with open(self.folder / OUTPUT_LOG, "wb") as log:
             hook: Callable[[], None] | None = _die_with_parent if sys.platform == "linux" else None
@@ -53,7 +52,6 @@ class SeedRun:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 preexec_fn=hook,
-                env={**os.environ, **env} if env else None,
             )
 
     def poll(self) -> int | None:

@@ -2,8 +2,9 @@
 is a run of its own, each trial a run under it (its values as params, its seeds and state as tags, its
 objective as a metric), and each seed's run a run under its trial's.
 
-The seeds' processes find their trial's run through :data:`rlrun.track.names.GROUP_VARIABLE`, set in their
-environment as the trial starts them (``Popen(env=...)``; this process's own environment is left as it is).
+The seeds' processes find their trial's run in the trial's folder, their run folders' parent: the record
+:meth:`Group.open <rlrun.track.group.Group.open>` writes there before they start
+(:func:`rlrun.track.session.read_group`).
 Nothing here is needed for the study itself: a tracking failure is warned about and ignored.
 """
 
@@ -15,7 +16,7 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from rlrun.track.group import Group
-from rlrun.track.names import GROUP_FILE, GROUP_VARIABLE
+from rlrun.track.loggers import logs_to_service
 from rlrun.tune.trial import TrialOutcome, TrialRun
 
 # Optuna's trial states as run.json's statuses
@@ -34,7 +35,7 @@ class StudyTracking:
     def open(cls, base: DictConfig, folder: Path, name: str) -> StudyTracking | None:
         """The study's run (in the study's ``folder``), when its runs log to a service; else None."""
         logger = dict(base.get("logger") or {})
-        if not set(logger) - {"tensorboard", "csv"}:
+        if not logs_to_service(logger):
             return None
         return cls(base, name, Group.open(logger, folder, name, "study"))
 
@@ -47,7 +48,7 @@ class StudyTracking:
         values = dict(override.split("=", 1) for override in run.trial.user_attrs.get("overrides", []))
         seeds = ",".join(str(seed_run.seed) for seed_run in run.runs)
         group.log(values, {}, 0, {"trial": str(number), "seeds": seeds, "objective": run.objective})
-        run.start({GROUP_VARIABLE: str(run.folder / GROUP_FILE)})  # the seeds' own environment
+        run.start()  # the seeds read the trial's record in run.folder
 
     def finish(self, run: TrialRun, outcome: TrialOutcome | None) -> None:
         """End the trial's run with its state and objective (None: the study was stopped)."""

@@ -81,13 +81,12 @@ class TrialRun:
         self.runs = [SeedRun(folder / f"seed-{seed}", seed, args) for seed in range(seeds)]
         self.reported = -1  # the last step reported to the pruner
 
-    def start(self, env: dict[str, str] | None = None) -> None:
-        """Record where the trial runs (host, pid: a later rlrun-tune recovers it if this one dies), then start
-        (``env``: variables added to the seeds' processes' environment)."""
+    def start(self) -> None:
+        """Record where the trial runs (host, pid: a later rlrun-tune recovers it if this one dies), then start."""
         for key, value in (("host", HOST), ("pid", PID), ("folder", str(self.folder))):
             self.trial.set_user_attr(key, value)
         for run in self.runs:
-            run.start(env)
+            run.start()
 
     def poll(self) -> TrialOutcome | None:
         """The outcome once the trial has ended (or been pruned, or failed), else None."""
