@@ -32,10 +32,11 @@ import yaml
 
 from benchmarks.common import RESULTS, ROOT, cpu, versions, wall_time
 from rlrun.config.errors import UserError, report_user_errors
+from rlrun.config.keys import ABSENT
 from rlrun.record.formats import write_text
 from rlrun.table.aggregate import SHIPPED, shipped_references
 from rlrun.table.outputs import write_section
-from rlrun.table.runs import MISSING, Run, find_runs, read_run
+from rlrun.table.runs import Run, find_runs, read_run
 from rlrun.table.write import write_tables
 
 KEPT = RESULTS / "zoo_reproduction"
@@ -132,7 +133,7 @@ def differences(run: Run, env_id: str, total: int, entry: dict[str, Any], figure
         found.append(f"env version: we run {bare}, the Zoo's figure is for {entry['zoo']}")
     ours, family = run.value("eval.deterministic"), run.value("env.extra")
     zoo_deterministic = family not in ZOO_SAMPLES
-    if ours is not MISSING and bool(ours) != zoo_deterministic:
+    if ours is not ABSENT and bool(ours) != zoo_deterministic:
         policy = {True: "the deterministic policy", False: "sampled actions"}
         found.append(f"evaluation: we evaluate with {policy[bool(ours)]}, the Zoo with {policy[zoo_deterministic]}")
     return found

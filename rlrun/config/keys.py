@@ -1,5 +1,6 @@
-"""The one list of config keys that do not change what is trained, and what follows from it; and the two
-halves of a command-line override in Hydra's grammar: reading its key, writing its value.
+"""The one list of config keys that do not change what is trained, and what follows from it; the two
+halves of a command-line override in Hydra's grammar: reading its key, writing its value; and :data:`ABSENT`,
+the value of a key a config does not hold.
 
 ``config_hash`` leaves these keys out, sweep folder names leave them out (but ``seed``, which gets its
 own folder level), and ``resume=`` accepts none of them but ``progress_bar``. A key here names the
@@ -46,6 +47,9 @@ HYDRA_PREFIXES = ("hydra.", "hydra/")
 # The only overrides a resumed run accepts besides resume= itself; total_timesteps= only above the run's budget
 # (a continuation, rlrun.run.continuation).
 RESUME_OVERRIDES = ("resume", "progress_bar", "progress_every", "total_timesteps")
+# The value of a dotted key that a config does not hold (``OmegaConf.select(cfg, key, default=ABSENT)``), which
+# None cannot stand for: a key may hold None
+ABSENT = object()
 
 
 def override_key(override: str) -> str:

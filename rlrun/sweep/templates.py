@@ -22,7 +22,8 @@ from typing import Any
 from hydra.core.override_parser.types import Override
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
-_ABSENT = object()
+from rlrun.config.keys import ABSENT
+
 _INTEGER = re.compile(r"([A-Za-z_][\w.]*)=(0|-?[1-9][0-9]*)")  # as Hydra's grammar reads it: key, int value
 
 
@@ -101,7 +102,7 @@ class Templates:
             composed = first or self._hydra(overrides)
             fits = all(
                 v.key not in composed.choices
-                and OmegaConf.select(composed.task, v.key, default=_ABSENT) is not _ABSENT
+                and OmegaConf.select(composed.task, v.key, default=ABSENT) is not ABSENT
                 and not any(_overlap(v.key, o.key) for _, o in others if o.key not in self.groups)
                 for v in plain
             )

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from rlrun.config.errors import UserError
-from rlrun.config.keys import override_key, training_overrides
+from rlrun.config.keys import ABSENT, override_key, training_overrides
 from rlrun.record.fields import shown
-from rlrun.table.runs import MISSING, Group, Run
+from rlrun.table.runs import Group, Run
 
 log = logging.getLogger("rlrun.table")
 
@@ -64,7 +64,7 @@ def note_continued(groups: Sequence[Group]) -> None:
 
 def _check_by(runs: Sequence[Run], by: Sequence[str]) -> None:
     for key in by:
-        if all(run.value(key) is MISSING for run in runs):
+        if all(run.value(key) is ABSENT for run in runs):
             raise UserError(
                 f"--by {key}: no run's config.yaml has this key",
                 "give dotted keys of the resolved config, comma-separated, e.g. --by algo.n_steps,env.n_envs",
@@ -80,13 +80,13 @@ def _json(value: Any) -> str:
 
 
 def _dump(value: Any) -> str:
-    return "<absent>" if value is MISSING else _json(value)
+    return "<absent>" if value is ABSENT else _json(value)
 
 
 def _label_value(value: Any) -> str:
     """A config value for a group's label, read like an override: strings bare, the rest as JSON/YAML flow
     (for people: :func:`rlrun.config.keys.override_value` writes what Hydra parses)."""
-    if value is MISSING:
+    if value is ABSENT:
         return "null"
     return value if isinstance(value, str) else _json(value)
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rlrun.config.errors import UserError
+from rlrun.config.keys import ABSENT
 from rlrun.config.resolvers import env_name
 from rlrun.config.upgrade import upgrade_container
 from rlrun.record import reading
@@ -24,8 +25,6 @@ from rlrun.record.fields import parse_eval_csv, record_problem, shown
 from rlrun.record.formats import ATTEMPTS
 
 log = logging.getLogger("rlrun.table")
-
-MISSING = object()  # a dotted key absent from a config
 
 
 class Damaged(Exception):
@@ -79,11 +78,11 @@ class Run:
         return None if value is None else float(value)
 
     def value(self, key: str) -> Any:
-        """The value of a dotted key in the run's ``config.yaml`` (``MISSING`` when absent)."""
+        """The value of a dotted key in the run's ``config.yaml`` (:data:`~rlrun.config.keys.ABSENT` when absent)."""
         node: Any = self.config
         for part in key.split("."):
             if not isinstance(node, dict) or part not in node:
-                return MISSING
+                return ABSENT
             node = node[part]
         return node
 

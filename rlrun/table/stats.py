@@ -16,8 +16,9 @@ import gymnasium as gym
 import numpy as np
 from scipy import stats
 
+from rlrun.config.keys import ABSENT
 from rlrun.make import families
-from rlrun.table.runs import MISSING, Curve, Group
+from rlrun.table.runs import Curve, Group
 
 N_RESAMPLES = 10_000
 CONFIDENCE = 0.95
@@ -112,7 +113,7 @@ def configured_level(group: Group) -> float | None:
     """The solved level the group's env config sets (``env.threshold``, the first run's that sets one), or for
     runs written before that key existed the level tables used then (:data:`LEGACY_THRESHOLDS`)."""
     values = [run.value("env.threshold") for run in group.runs]
-    if all(value is MISSING for value in values):
+    if all(value is ABSENT for value in values):
         return LEGACY_THRESHOLDS.get(group.env_id.rpartition(":")[2])
     levels = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
     return float(levels[0]) if levels else None
