@@ -2,7 +2,7 @@
 
 Exact resume (:mod:`rlrun.run.resume_state`) and stopping on a signal (:mod:`rlrun.run.interrupts`) need state and steps
 that the libraries keep to themselves; they reach them only through the functions here. Each name below has no
-public equivalent, for the reason given. ``tests/rlrun/run/test_internals.py`` checks that each exists with the
+public equivalent, for the reason given. ``tests/rlrun/run/test_seam.py`` checks that each exists with the
 shape used here, and CI runs it at both ends of the ranges ``pyproject.toml`` declares (``.ci/low-ends``), so a
 library release that renames one fails there, naming it.
 
