@@ -1,5 +1,6 @@
 """What the benchmarks share: whole-process timing, medians, the machine, versions, BENCHMARKS.md sections, the
-RL Zoo's virtualenv and configs, the verified presets' pairs."""
+RL Zoo's virtualenv and configs, the verified presets' pairs, rlrun's configs composed and its tiniest whole run
+(which the tests use too)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCHMARKS_MD = ROOT / "BENCHMARKS.md"
@@ -33,6 +38,17 @@ ZOO_INSTALL = (
     ("rl_zoo3==2.9.2",),
     ("minigrid==3.2.0", "box2d==2.3.10", "pygame-ce==2.5.8", "mujoco==3.11.0"),
 )
+# A whole `python -m rlrun` run in about a second: PPO on GridWorld, two evaluations, two final episodes.
+TINY_RUN = [
+    "env=gridworld",
+    "algo=ppo",
+    "total_timesteps=256",
+    "algo.n_steps=32",
+    "eval.every=128",
+    "eval.episodes=2",
+    "eval.final_episodes=2",
+    "progress_bar=false",
+]
 
 
 @dataclass
@@ -158,6 +174,15 @@ def provenance(
     if extra:
         lines.append(extra)
     return "\n".join(lines)
+
+
+def compose_config(*overrides: str) -> DictConfig:
+    """Compose ``conf/config.yaml`` exactly as ``python -m rlrun`` would, with these overrides (Hydra's compose API;
+    imported here, so that a benchmark that does not compose does not load Hydra)."""
+    from hydra import compose, initialize_config_module
+
+    with initialize_config_module("rlrun.conf", version_base="1.3"):
+        return compose("config", overrides=list(overrides))
 
 
 def pair_of(preset: str) -> tuple[str, str]:

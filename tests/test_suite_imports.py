@@ -1,6 +1,7 @@
 """Test modules share helpers through helper modules (``tests/rlrun/helpers.py`` and friends) or conftest fixtures,
 never by importing another ``test_*`` module: importing one runs its module-level code and ties two test files
-together, so moving or renaming a test breaks an unrelated one."""
+together, so moving or renaming a test breaks an unrelated one. The benchmarks import nothing of the tests either:
+what both use lives in ``benchmarks/``."""
 
 from __future__ import annotations
 
@@ -43,3 +44,15 @@ def imports_of_test_modules(path: Path) -> list[str]:
 def test_no_test_module_imports_another_test_module() -> None:
     wrong = [entry for path in sorted(TESTS.rglob("*.py")) for entry in imports_of_test_modules(path)]
     assert wrong == [], "move what these import into a helpers module or a conftest fixture:\n" + "\n".join(wrong)
+
+
+def test_the_benchmarks_import_nothing_of_the_tests() -> None:
+    benchmarks = ROOT / "benchmarks"
+    sources = [p for p in sorted(benchmarks.rglob("*.py")) if not p.relative_to(benchmarks).parts[0].startswith(".")]
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line}: {module}"
+        for path in sources
+        for line, module in imported_modules(ast.parse(path.read_text(), str(path)))
+        if module.split(".")[0] == "tests"
+    ]
+    assert wrong == [], "move what these import into benchmarks/ (tests may import it from there):\n" + "\n".join(wrong)

@@ -23,7 +23,6 @@ from typing import Any
 
 from benchmarks import common
 from rlrun.run.training import train
-from tests.rlrun.helpers import compose_config  # composes the configs as `python -m rlrun` does
 
 THRESHOLD = 0.9
 COMMON = ["env=gridworld", "algo=ppo", "progress_bar=false", "eval.every=2048", "eval.episodes=20"]
@@ -50,7 +49,7 @@ def measure(seeds: int) -> dict[str, list[dict[str, Any]]]:
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(seeds):
             for index, (name, overrides) in enumerate(SETTINGS.items()):
-                cfg = compose_config(*COMMON, *overrides, f"seed={seed}")
+                cfg = common.compose_config(*COMMON, *overrides, f"seed={seed}")
                 run_dir = Path(tmp) / f"{index}-{seed}"
                 final = train(cfg, run_dir, {"env": "gridworld", "algo": "ppo"})
                 wall, steps = time_to_threshold(run_dir)

@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from benchmarks.common import ROOT, Proc, machine, median, provenance, run_process, table, write_section
-from tests.rlrun.preset_helpers import PRESETS, SEEDS, TARGETS, split
+from benchmarks.verified_presets import PRESETS, SEEDS, TARGETS, split
 
 SECTION = "fused_adam"
 OUT = ROOT / "outputs" / "benchmarks" / SECTION

@@ -23,9 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks import common
-from tests.rlrun.helpers import TINY_RUN
 
-TINY = TINY_RUN  # the tests' whole run of about a second
+TINY = common.TINY_RUN  # a whole run of about a second (the tests' tiny run)
 SWEEP = ["-m", "env=gridworld", "algo=ppo", "seed=0,1", "total_timesteps=2048", "progress_bar=false"]
 SWEEP += ["hydra/launcher=joblib"]
 SWITCH, SKIP = "RLRUN_FAST_START", "_RLRUN_FAST_START_SKIP"

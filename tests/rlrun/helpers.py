@@ -16,6 +16,9 @@ from hydra import compose, initialize_config_module
 from omegaconf import DictConfig, open_dict
 from stable_baselines3.common.callbacks import BaseCallback
 
+# the benchmarks' too: a whole `python -m rlrun` run in about a second, the configs composed as `python -m rlrun` does
+from benchmarks.common import TINY_RUN as TINY_RUN
+from benchmarks.common import compose_config as compose_config
 from rlrun.record import signatures
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,18 +48,6 @@ CONTRIB_PAIRS = [
 # Envs of tests/rlrun/broken_envs.py by module form (gym.make imports the module): env=gym plus this override.
 BROKEN = "env.id=tests.rlrun.broken_envs:broken/{}-v0"
 
-
-# A whole `python -m rlrun` run in about a second: PPO on GridWorld, two evaluations, two final episodes.
-TINY_RUN = [
-    "env=gridworld",
-    "algo=ppo",
-    "total_timesteps=256",
-    "algo.n_steps=32",
-    "eval.every=128",
-    "eval.episodes=2",
-    "eval.final_episodes=2",
-    "progress_bar=false",
-]
 # The budget of a tiny on-policy run (add env and algo): 256 steps, two evaluations and snapshots, a tiny net.
 TINY_BUDGET = [
     "total_timesteps=256",
@@ -70,12 +61,6 @@ TINY_BUDGET = [
 ]
 # The quickest run that trains and evaluates at all (add env and algo): 64 steps, one evaluation of one episode.
 QUICK_BUDGET = ["total_timesteps=64", "eval.every=64", "eval.episodes=1", "eval.final_episodes=1", "progress_bar=false"]
-
-
-def compose_config(*overrides: str) -> DictConfig:
-    """Compose ``conf/config.yaml`` exactly as ``python -m rlrun`` would, with these overrides."""
-    with initialize_config_module("rlrun.conf", version_base="1.3"):
-        return compose("config", overrides=list(overrides))
 
 
 def compose_check(*overrides: str) -> DictConfig:

@@ -12,16 +12,18 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
+from benchmarks.verified_presets import CONF, PRESETS, SEEDS, TARGETS, split
 from rlrun.run.training import train
 from tests.rlrun.helpers import compose_config
-from tests.rlrun.preset_helpers import CONF, PRESETS, SEEDS, TARGETS, split
 
 CASES = [(preset, seed) for preset in PRESETS for seed in SEEDS]
 
 
 def test_every_preset_has_a_target_and_every_target_a_preset() -> None:
     assert PRESETS, f"no presets found in {CONF / 'tuned'}"
-    assert set(PRESETS) - set(TARGETS) == set(), "presets without a target: add them to preset_helpers.TARGETS"
+    assert set(PRESETS) - set(TARGETS) == set(), (
+        "presets without a target: add them to benchmarks/verified_presets.TARGETS"
+    )
     assert set(TARGETS) - set(PRESETS) == set(), "targets without a preset file in conf/tuned"
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from rlrun.envs.batched import ENV_CLASSES
 
+from benchmarks.verified_presets import PRESETS, SEEDS, TARGETS, split
 from rlrun.run.training import train
 from tests.rlrun.helpers import compose_config
-from tests.rlrun.preset_helpers import PRESETS, SEEDS, TARGETS, split
 
 NATIVE_PRESETS = [p for p in PRESETS if compose_config(f"env={split(p)[0]}").env.id in ENV_CLASSES]
 CASES = [(preset, seed) for preset in NATIVE_PRESETS for seed in SEEDS]

@@ -1,5 +1,7 @@
-"""The tuned presets (conf/tuned/<env>_<algo>.yaml), the targets each must reach and the seeds it must reach them
-for (asserted by tests/rlrun/run/test_presets.py and, on native envs, test_presets_native.py)."""
+"""The verified presets (conf/tuned/<env>_<algo>.yaml tuned here), the targets each must reach and the seeds it
+must reach them for: asserted by tests/rlrun/run/test_presets.py and, on native envs, test_presets_native.py; the
+benchmarks that train the presets (benchmarks/speed/fused_adam.py, benchmarks/scores/time_to_solve.py) take them
+from here too."""
 
 from __future__ import annotations
 
