@@ -1,8 +1,7 @@
-"""``python -m rlrun`` and the ``rlrun`` console script: rlrun checks the command line, Hydra composes the config,
-rlrun trains it.
+"""``python -m rlrun`` and the ``rlrun`` console script: Hydra composes the config, rlrun trains it.
 
-The command line is read once (:class:`rlrun.cli.command_line.CommandLine`) and checked before Hydra runs
-(:class:`rlrun.cli.invocation.Invocation`: mistakes, output folders, ``resume=``'s target), so a mistake creates
+The command line is read, composed and checked once, before Hydra's entry runs (:func:`rlrun.cli.entry.read`),
+and ``resume=``'s target is checked and locked (:class:`rlrun.cli.invocation.Invocation`), so a mistake creates
 nothing on disk. Hydra then calls :class:`Task` with the config: a single run (:mod:`rlrun.cli.single_run`), or,
 under ``-m``, each job of the sweep, which rlrun's sweeper wraps around this task (:mod:`rlrun.sweep.job`).
 Nothing happens at import: the schema, the start-up measures and the plugins are set up by :func:`main`.
@@ -10,14 +9,12 @@ Nothing happens at import: the schema, the start-up measures and the plugins are
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import Any
 
-import hydra
 from omegaconf import DictConfig
 
-from rlrun.cli.command_line import CommandLine
+from rlrun.cli import entry
 from rlrun.cli.invocation import Invocation
 from rlrun.config.errors import report_user_errors
 from rlrun.startup import bootstrap
@@ -43,40 +40,17 @@ class Task:
         return single_run.meta(cfg)
 
 
-def _register_plugins() -> None:
-    """Hydra finds plugins by listing the ``hydra_plugins`` folders on ``sys.path``, which setuptools'
-    editable installs do not show; register rlrun's own plugins through Hydra's public call instead."""
-    from hydra.core.plugins import Plugins
-
-    plugins = Plugins.instance()  # scan first, then add rlrun's
-
-    from hydra_plugins.rlrun_ray_launcher.ray_launcher import RayLauncher
-    from hydra_plugins.rlrun_sweeper.rlrun_sweeper import RlrunSweeper
-
-    for plugin in (RayLauncher, RlrunSweeper):
-        plugins.register(plugin)
-
-
-def _run_hydra(task: Task) -> None:
-    """Hand the checked command line to Hydra, which reads it from ``sys.argv`` (it takes it from nowhere else)."""
-    sys.argv = [sys.argv[0], *task.invocation.hydra_argv()]
-    hydra.main(config_path="pkg://rlrun.conf", config_name="config", version_base="1.3")(task)()
-
-
 def main() -> None:
     """Console-script entry point; it starts with the garbage collector paused until training or the sweep
     starts (:mod:`rlrun.startup.bootstrap`)."""
-    from rlrun.config import store
-
     bootstrap.pause_collector()
-    store.register()  # the schema, the resolvers and hydra/sweeper=rlrun, before anything reads a config
-    _register_plugins()
+    command, _ = entry.read("rlrun", "config")
     with report_user_errors():
-        invocation = Invocation.read(CommandLine.parse(sys.argv[1:]))  # the one place the command line is read
-    _run_hydra(Task(invocation))
+        invocation = Invocation.read(command)
+    entry.run_hydra("config", Task(invocation), tuple(invocation.hydra_argv()))
 
 
 if __name__ == "__main__":  # python -m rlrun.cli.main: under the module's own name, so that Task pickles by it
-    from rlrun.cli import main as entry
+    from rlrun.cli import main as rlrun_main
 
-    entry.main()
+    rlrun_main.main()

@@ -13,172 +13,32 @@ is written (bad search-space entry, bad tune.* value); 130/143 stopped by SIGINT
 
 from __future__ import annotations
 
-import fcntl
-import importlib.util
-import logging
 import signal
 import sys
-from pathlib import Path
 from types import FrameType
 
-import hydra
-import optuna
-from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
-from rlrun.config import store
-from rlrun.config.budget import fit_to_budget
-from rlrun.config.errors import UserError, report_user_errors
-from rlrun.config.keys import override_key
-from rlrun.config.resolvers import env_name, folder_name
-from rlrun.tune.space import check_against, parse_space
-from rlrun.tune.study import JOURNAL, PRUNERS, SAMPLERS, Setup, counts, make_storage, open_study, optimize
-from rlrun.tune.trial import OBJECTIVES
-
-# Hydra reads rlrun's configs here, and a sweep's workers import this module to run its jobs
-store.register()
-
-log = logging.getLogger("rlrun.tune")
-
-STUDIES = Path("outputs/tune")
-NOT_PASSED_ON = ("tune", "search_space", "progress_bar")  # overrides that are rlrun-tune's own, not the runs'
-REFUSED = {
-    "seed": "rlrun-tune sets the seeds: 0 .. tune.seeds-1 for trials, 1000 on for validation",
-    "resume": "a study continues when its command is run again; resume= is for single runs",
-    "sweep": "a study's folder is outputs/tune/<tune.study>",
-}
-
-
-def _check_tune_keys(tune: DictConfig) -> None:
-    """The tune.* values: counts in range, known objective, pruner and sampler, and a usable study name."""
-    problems = [
-        (f"tune.{key}={tune[key]} must be {least} or more", f"set tune.{key} to {least} or more")
-        for key, least in (("trials", 1), ("seeds", 1), ("validate_seeds", 0), ("n_jobs", 1))
-        if tune[key] < least
-    ]
-    for key, allowed in (("objective", OBJECTIVES), ("pruner", PRUNERS), ("sampler", SAMPLERS)):
-        if tune[key] not in allowed:
-            problems.append(
-                (f"tune.{key}={tune[key]} is not one of {', '.join(allowed)}", f"use tune.{key}={allowed[0]}")
-            )
-    if tune.sampler == "cmaes" and importlib.util.find_spec("cmaes") is None:
-        problems.append(("tune.sampler=cmaes needs the cmaes package", "pip install cmaes, or use tune.sampler=tpe"))
-    if tune.study is not None:  # a folder name as given, or refused (DESIGN.md, "Folders")
-        try:
-            folder_name("tune.study", tune.study)
-        except UserError as error:
-            problems.append((error.problem, error.fix or ""))
-    if problems:
-        from rlrun.checks.rules import raise_if
-
-        raise_if(problems)
-
-
-def make_setup(cfg: DictConfig) -> Setup:
-    """Check the command (tune.* keys, search space, the config the trials train) and fix the study's setup.
-
-    Raises :class:`UserError` before anything is written.
-    """
-    from rlrun.checks.preflight import preflight  # SB3 and torch: loaded once the command line has been read
-
-    hydra_cfg = HydraConfig.get()
-    choices, task = hydra_cfg.runtime.choices, list(hydra_cfg.overrides.task)
-    _check_tune_keys(cfg.tune)
-    for override in task:
-        if (key := override_key(override)) in REFUSED:
-            raise UserError(f"{override}: {REFUSED[key]}", f"drop {override}")
-    overrides = [o for o in task if override_key(o).split(".")[0] not in NOT_PASSED_ON]
-    space = choices.get("search_space")
-    source = f"search_space={space}" if space else f"for algo={choices.get('algo')} (none found)"
-    params = parse_space(OmegaConf.to_container(cfg.search_space) if "search_space" in cfg else None, source)
-    cfg = fit_to_budget(cfg, task)[0]  # as each trial's run fits its config to a budget of the command line's
-    preflight(cfg)
-    check_against(params, cfg)
-    name = (
-        cfg.tune.study
-        or f"{env_name(choices.get('env'), *(OmegaConf.select(cfg, f'env.{k}', default=None) for k in ('id', 'name')))}"
-        f"-{choices.get('algo')}"
-    )
-    config_dirs = [
-        s.path.removeprefix("file://") for s in hydra_cfg.runtime.config_sources if s.provider == "command-line"
-    ]
-    return Setup(
-        name=name,
-        folder=STUDIES / name,
-        storage_url=cfg.tune.storage,
-        env=str(choices.get("env")),
-        algo=str(choices.get("algo")),
-        overrides=overrides,
-        group_overrides=[o for o in overrides if override_key(o) in choices],
-        hydra_args=[f"--config-dir={d}" for d in config_dirs]
-        + [o for o in hydra_cfg.overrides.hydra if override_key(o) == "hydra.searchpath"],
-        params=params,
-        base=cfg,
-        tune=dict(OmegaConf.to_container(cfg.tune)),  # type: ignore[arg-type]
-    )
-
-
-def _first_error(study: optuna.Study) -> str:
-    failed = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.FAIL,))
-    errors = [t.user_attrs["error"] for t in failed if "error" in t.user_attrs]
-    return errors[0] if errors else "no trial completed"
-
-
-def _open(setup: Setup) -> tuple[optuna.Study, optuna.storages.BaseStorage]:
-    """The study to continue (or, with tune.report=true, the existing one to report on)."""
-    if setup.tune["report"] and setup.storage_url is None and not (setup.folder / JOURNAL).is_file():
-        raise UserError(f"tune.report=true: no study in {setup.folder}", "run the study first (without tune.report)")
-    storage = make_storage(setup)
-    if setup.tune["report"] and setup.name not in optuna.study.get_all_study_names(storage):
-        raise UserError(f"tune.report=true: {setup.storage_url} holds no study {setup.name}", "check tune.study")
-    return open_study(setup, storage), storage
-
-
-def run(setup: Setup) -> int:
-    """Run (or continue) the study, then report on it; returns the exit status."""
-    with report_user_errors("rlrun-tune"):
-        study, storage = _open(setup)
-    if not setup.tune["report"]:
-        log.info(
-            "study %s in %s: %d trials of %d seeds", setup.name, setup.folder, setup.tune["trials"], setup.tune["seeds"]
-        )
-        optimize(setup, study, storage)
-    n = counts(study)
-    if n["complete"] == 0:
-        print(
-            f"rlrun-tune: no trial of study {setup.name} completed; the first error: {_first_error(study)}",
-            file=sys.stderr,
-        )
-        return 1
-    if n["running"] and not setup.tune["report"]:
-        log.info("%d trials still run in other processes: the last to end writes the report", n["running"])
-        return 0
-    setup.folder.mkdir(parents=True, exist_ok=True)
-    with open(setup.folder / ".report.lock", "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            log.info("another rlrun-tune is writing the report of %s", setup.name)
-            return 0
-        from rlrun.tune.report import write_report  # matplotlib, rlrun-table: only for the report
-
-        with report_user_errors("rlrun-tune"):
-            write_report(setup, study, lambda overrides: hydra.compose("config", overrides=overrides))
-    return 0
+from rlrun.cli import entry
+from rlrun.config.errors import report_user_errors
 
 
 def _stop(signum: int, _frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)  # unwinds through optimize(), which stops the runs and gives trials back
 
 
-@hydra.main(config_path="pkg://rlrun.conf", config_name="tune", version_base="1.3")
-def _hydra_main(cfg: DictConfig) -> None:
+def tune(cfg: DictConfig) -> None:
+    """Hydra's task: check the command, then run the study and report on it; exit with its status."""
+    import optuna
+
+    from rlrun.tune import command
+
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     with report_user_errors("rlrun-tune"):
-        setup = make_setup(cfg)
+        setup = command.make_setup(cfg)
     signal.signal(signal.SIGTERM, _stop)
     try:
-        status = run(setup)
+        status = command.run(setup)
     except KeyboardInterrupt:
         status = 130
     sys.exit(status)
@@ -186,7 +46,7 @@ def _hydra_main(cfg: DictConfig) -> None:
 
 def main() -> None:
     """Console-script entry point."""
-    _hydra_main()
+    entry.enter("rlrun-tune", "tune", tune)
 
 
 if __name__ == "__main__":

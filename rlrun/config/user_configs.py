@@ -2,10 +2,10 @@
 
 Hydra puts a ``--config-dir`` folder on the search path *after* the primary config path (rlrun's bundled
 ``conf/``), so a user's ``tuned/pointenv_sac.yaml`` would be shadowed by the bundled file of that name and
-silently ignored. Hydra's search path is searched in order, the first match winning; so rlrun hands Hydra the
-user's folder as the primary config path (``--config-path``) and its own ``conf/`` as the additional one
-(``--config-dir``): the user's files come first, and every config the user's folder lacks is still rlrun's.
-A malformed YAML file in the user's folder is a user mistake naming the file and line, found before Hydra runs.
+silently ignored. Hydra's search path is searched in order, the first match winning; so rlrun registers a
+``SearchPathPlugin`` (Hydra's public hook for this) that puts the user's folder before rlrun's own ``conf/``. Hydra
+applies it wherever it builds a search path, in its own entry and in its compose API alike, so the composition
+rlrun checks the command line with (:mod:`rlrun.cli.composition`) reads the same files the run will.
 """
 
 from __future__ import annotations
@@ -13,7 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
+
+from hydra.core.config_search_path import ConfigSearchPath, SearchPathQuery
+from hydra.core.plugins import Plugins
+from hydra.plugins.search_path_plugin import SearchPathPlugin
 
 from rlrun.config.errors import UserError
 
@@ -25,36 +29,24 @@ def bundled_dir() -> Path:
     return Path(str(files(BUNDLED)))
 
 
-_FLAGS = {"--config-dir": "dir", "-cd": "dir", "--config-path": "path", "-cp": "path"}
+class UserConfigsFirst(SearchPathPlugin):
+    """Puts the user's ``--config-dir`` folder before rlrun's ``conf/`` on Hydra's search path. Hydra makes its
+    plugins without arguments, so the folder is the class's (:func:`put_first` sets it, once per command)."""
+
+    folder: ClassVar[Path | None] = None
+
+    def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:
+        if self.folder is not None:
+            search_path.prepend("rlrun-user", f"file://{self.folder}", anchor=SearchPathQuery(provider="main"))
 
 
-def _split(argv: Sequence[str]) -> tuple[dict[str, str | None], list[str]]:
-    """Hydra's ``--config-dir``/``--config-path`` flags (``-cd``, ``-cp``; ``FLAG VALUE`` or ``FLAG=VALUE``), and
-    the other arguments in their order."""
-    flags: dict[str, str | None] = {}
-    rest: list[str] = []
-    args = iter(argv)
-    for arg in args:
-        name, equals, value = arg.partition("=")
-        if name in _FLAGS:
-            flags[_FLAGS[name]] = value if equals else next(args, None)
-        else:
-            rest.append(arg)
-    return flags, rest
-
-
-def user_configs_first(argv: Sequence[str]) -> list[str]:
-    """``argv`` with its ``--config-dir DIR`` (also ``-cd DIR``, ``--config-dir=DIR``) made Hydra's primary config
-    path and rlrun's bundled ``conf/`` the additional folder (its YAML files were checked by
-    :mod:`rlrun.cli.mistakes`); ``argv`` unchanged without one, or when it also sets ``--config-path`` itself."""
-    flags, rest = _split(argv)
-    given = flags.get("dir")
-    if given is None or "path" in flags:
-        return list(argv)
-    config_dir = Path(given).absolute()
-    if not config_dir.is_dir():
-        raise UserError(f"--config-dir {given}: no such folder", "give the folder that holds your configs")
-    return [f"--config-path={config_dir}", f"--config-dir={bundled_dir()}", *rest]
+def put_first(config_dir: str | None) -> None:
+    """Search ``config_dir`` (``--config-dir``) before rlrun's configs from now on in this process."""
+    folder = None if config_dir is None else Path(config_dir).absolute()
+    if folder is not None and not folder.is_dir():
+        raise UserError(f"--config-dir {config_dir}: no such folder", "give the folder that holds your configs")
+    UserConfigsFirst.folder = folder
+    Plugins.instance().register(UserConfigsFirst)
 
 
 def preset_source(sources: Sequence[Any], choice: str | None) -> str | None:

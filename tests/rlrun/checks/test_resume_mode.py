@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from rlrun.checks import env_checks, resume_mode, rules
-from rlrun.cli import check
+from rlrun.checks.report import report
+from rlrun.checks.suite import run_checks
 from rlrun.make import native, vec_envs
 from tests.rlrun.helpers import BROKEN, compose_check, compose_config
 
@@ -62,8 +63,8 @@ def test_native_envs_take_rlruns_flatten() -> None:
     ids=["exact", "restart-episodes"],
 )
 def test_rlrun_check_reports_the_resume_mode_with_its_reason(overrides: list[str], line: str) -> None:
-    results = check.run_checks(compose_check(*overrides, "steps=50"), with_algo=False)
-    text = " ".join(check.report(results).split())
+    results = run_checks(compose_check(*overrides, "steps=50"), with_algo=False)
+    text = " ".join(report(results).split())
     assert line in text
     assert not [r for r in results if r.status == env_checks.FAIL], text
 

@@ -1,5 +1,5 @@
-"""Command-line mistakes answered by rlrun before Hydra prints anything (rlrun/cli/mistakes.py): exit status 2,
-rlrun's message with the closest names, nothing created."""
+"""Command-line mistakes answered by rlrun before Hydra's entry prints anything (rlrun/cli/composition.py: Hydra's
+composition, its refusals translated): exit status 2, rlrun's message with the closest names, nothing created."""
 
 from __future__ import annotations
 
@@ -12,9 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rlrun.cli import mistakes
-from rlrun.cli.command_line import CommandLine
-from rlrun.config import schema
+from rlrun.cli import entry
 from rlrun.config.errors import UserError
 from tests.rlrun.helpers import TINY_BUDGET
 
@@ -74,10 +72,10 @@ def test_malformed_yaml_in_a_config_dir_names_its_file_and_line(tmp_path: Path) 
 def test_a_config_dir_option_counts_and_its_keys_are_checked(tmp_path: Path) -> None:
     (tmp_path / "env").mkdir()
     (tmp_path / "env" / "mine.yaml").write_text("# my env\nid: CartPole-v1\nn_envs: 2\n")
-    command = CommandLine.parse(["--config-dir", str(tmp_path), "env=mine", "env.n_envs=3"])
-    assert mistakes.check(command, schema.RunConfig) is command
+    args = ["--config-dir", str(tmp_path), "env=mine", "env.n_envs=3"]
+    assert entry.checked(args, "config")[0].argv == tuple(args)
     with pytest.raises(UserError, match=r"unknown env 'mie' \(did you mean 'mine'\?\)"):
-        mistakes.check(CommandLine.parse(["--config-dir", str(tmp_path), "env=mie"]), schema.RunConfig)
+        entry.checked(["--config-dir", str(tmp_path), "env=mie"], "config")
 
 
 @pytest.mark.parametrize(
@@ -91,14 +89,13 @@ def test_a_config_dir_option_counts_and_its_keys_are_checked(tmp_path: Path) -> 
     ids=["single", "sweep", "nested", "floats-left-alone"],
 )
 def test_a_whole_float_for_an_integer_is_rewritten(args: list[str], rewritten: tuple[str, ...]) -> None:
-    assert mistakes.check(CommandLine.parse(args), schema.RunConfig).argv == rewritten
+    assert entry.checked(args, "config")[0].argv == rewritten
 
 
 def test_valid_overrides_pass_unchanged() -> None:
     args = ["env=pointgoal", "algo=her", "algo.policy_kwargs={net_arch:[16]}", "+benchmark=zoo", "~tuned"]
     args += ["hydra.run.dir=somewhere", "-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "seed=range(2)"]
-    command = CommandLine.parse(args)
-    assert mistakes.check(command, schema.RunConfig) is command
+    assert entry.checked(args, "config")[0].argv == tuple(args)
 
 
 def test_a_run_given_a_whole_float_trains_the_integer(tmp_path: Path) -> None:

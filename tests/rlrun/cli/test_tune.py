@@ -7,21 +7,21 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from rlrun.cli.tune import _check_tune_keys
 from rlrun.config.errors import UserError
 from rlrun.config.schema import TuneConfig
+from rlrun.tune.command import check_tune_keys
 from tests.rlrun.helpers import assert_name_refused_before_anything
 
 
 @pytest.mark.parametrize("name", ["中文", "ünïcødé-日本", "my study", "pointenv-sac"])
 def test_a_study_name_is_accepted_as_given(name: str) -> None:
-    _check_tune_keys(OmegaConf.structured(TuneConfig(study=name)))
+    check_tune_keys(OmegaConf.structured(TuneConfig(study=name)))
 
 
 @pytest.mark.parametrize(("name", "reason"), [("..", "not a folder of its own"), (".x", "starts with a dot")])
 def test_a_study_name_that_is_no_folder_of_its_own_is_refused(name: str, reason: str) -> None:
     with pytest.raises(UserError, match=f"tune.study='{name}' cannot name a folder: .*{reason}"):
-        _check_tune_keys(OmegaConf.structured(TuneConfig(study=name)))
+        check_tune_keys(OmegaConf.structured(TuneConfig(study=name)))
 
 
 @pytest.mark.parametrize("name", ["..", "a/b"])
@@ -38,7 +38,7 @@ def test_the_default_study_name_is_env_algo_with_the_env_named_as_runs_are(overr
     from hydra import compose, initialize_config_module
     from hydra.core.hydra_config import HydraConfig
 
-    from rlrun.cli.tune import make_setup
+    from rlrun.tune.command import make_setup
 
     with initialize_config_module("rlrun.conf", version_base="1.3"):
         cfg = compose("tune", overrides=[*overrides, "algo=ppo"], return_hydra_config=True)

@@ -9,7 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rlrun.config.user_configs import user_configs_first
+import pytest
+
+from rlrun.cli import entry
+from rlrun.config.errors import UserError
 
 RUN = ["env=gridworld", "algo=ppo", "eval.episodes=1", "eval.final_episodes=1", "progress_bar=false"]
 MINE = """\
@@ -61,15 +64,20 @@ def test_a_malformed_user_config_is_refused_with_its_file_and_line(tmp_path: Pat
     result = rlrun(tmp_path, "--config-dir", "myconf", *RUN)
 
     assert result.returncode == 2, result.stderr
-    # checked with the command line's other mistakes (rlrun.cli.mistakes), the file as --config-dir names it
+    # checked with the command line's other mistakes (rlrun.cli.composition), the file as --config-dir names it
     named = broken.relative_to(tmp_path).as_posix()
     assert f"{named}:5 is not valid YAML" in result.stderr and f"fix: fix the YAML at {named}:5" in result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "run").exists()
 
 
-def test_the_user_folder_becomes_hydras_primary_path_and_the_rest_keeps_its_order(tmp_path: Path) -> None:
-    argv = ["-c", "job", "-cd", str(tmp_path), "env=gridworld", "--config-dir=x"]
-    first = user_configs_first(argv[:5])
-    assert first[0] == f"--config-path={tmp_path}" and first[1].startswith("--config-dir=")
-    assert first[2:] == ["-c", "job", "env=gridworld"]
-    assert user_configs_first(["env=gridworld"]) == ["env=gridworld"]
+def test_the_check_before_hydra_reads_the_users_files_first_as_the_run_does(tmp_path: Path) -> None:
+    """The composition that checks the command line searched --config-dir after rlrun's configs (the old copy of
+    Hydra's rules): a key of the user's env file that rlrun's file of that name lacks was refused."""
+    (tmp_path / "env").mkdir()
+    (tmp_path / "env" / "gridworld.yaml").write_text("# mine: a 7x7 grid\nid: rlrun/GridWorld-v0\nkwargs: {size: 7}\n")
+    assert entry.checked(["--config-dir", str(tmp_path), "env.kwargs.size=9"], "config")[1].env.kwargs.size == 9
+    with pytest.raises(UserError, match="env.kwargs.size is not a key of the env.kwargs config"):
+        entry.checked(["env.kwargs.size=9"], "config")  # rlrun's own file has no size
+    (tmp_path / "tuned").mkdir()
+    (tmp_path / "tuned" / "gridworld_ppo.yaml").write_text(MINE)
+    assert entry.checked(["--config-dir", str(tmp_path)], "config")[1].total_timesteps == 256

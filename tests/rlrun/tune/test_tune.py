@@ -22,8 +22,8 @@ from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
 
-from rlrun.cli import tune
 from rlrun.config.errors import UserError
+from rlrun.tune.command import check_tune_keys
 from tests.rlrun.helpers import compose_config
 from tests.rlrun.sweep_helpers import (
     BAD_SPACE_ENTRIES,
@@ -210,7 +210,7 @@ def test_a_trial_left_running_by_a_dead_process_is_tried_again(tmp_path: Path) -
 def test_bad_tune_keys_are_named(key: str, value: Any) -> None:
     settings = OmegaConf.merge(compose_config().tune, {key: value})
     with pytest.raises(UserError, match=f"tune.{key}={value}"):
-        tune._check_tune_keys(settings)
+        check_tune_keys(settings)
 
 
 def test_bad_input_exits_2_before_anything_is_written(tmp_path: Path) -> None:
