@@ -12,7 +12,7 @@ from omegaconf import DictConfig
 
 from rlrun.checks import env_checks, episode_checks, rules
 from rlrun.checks.env_checks import FAIL, INFO, PASS, SKIP, Result
-from rlrun.config.errors import UserError
+from rlrun.config.errors import UserError, raise_if
 from rlrun.make import vec_envs
 
 SIM_RENDER_MODES = ("ansi", "human")
@@ -46,7 +46,7 @@ def report(results: list[Result]) -> str:
 
 def simulate(cfg: DictConfig) -> None:
     """Print ``cfg.sim`` random-action steps: action, reward and flags, then the observation or ANSI frame."""
-    rules.raise_if(rules.range_problems(cfg))
+    raise_if(rules.range_problems(cfg))
     if cfg.sim < 0:
         raise UserError(f"sim={cfg.sim} must be >= 0", "sim=N prints N random-action steps, e.g. sim=20")
     with closing(vec_envs.make_env(cfg)) as probe:

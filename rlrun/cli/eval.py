@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from rlrun.checks import rules
-from rlrun.config.errors import UserError, report_user_errors
+from rlrun.config.errors import UserError, raise_if, report_user_errors
 from rlrun.playback.loading import CHOICES, eval_copies, load_run, success_key
 from rlrun.playback.video import Stopped, run_episodes
 from rlrun.run.progress import episodes_word
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> None:
         if episodes < 1:
             raise UserError(f"--episodes {episodes} must be at least 1", "e.g. --episodes 10")
         if args.seed is not None:
-            rules.raise_if(rules.seed_problems(args.seed, "--seed "))
+            raise_if(rules.seed_problems(args.seed, "--seed "))
         render_mode = _render_mode(args)
         n_envs = _copies(args, render_mode, episodes)
         # a received folder (not trusted) is read from data formats only: no pickle, allow-listed _target_s

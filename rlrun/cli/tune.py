@@ -20,7 +20,9 @@ from types import FrameType
 from omegaconf import DictConfig
 
 from rlrun.cli import entry
+from rlrun.cli.command_line import CommandLine, text
 from rlrun.config.errors import report_user_errors
+from rlrun.tune.keys import check_tune_keys
 
 
 def _stop(signum: int, _frame: FrameType | None) -> None:
@@ -44,9 +46,14 @@ def tune(cfg: DictConfig) -> None:
     sys.exit(status)
 
 
+def _check(command: CommandLine, cfg: DictConfig) -> None:
+    """The tune.* keys and the overrides rlrun-tune sets itself, before Hydra's entry and Optuna."""
+    check_tune_keys(cfg.tune, [text(o) for o in command.parsed])
+
+
 def main() -> None:
     """Console-script entry point."""
-    entry.enter("rlrun-tune", "tune", tune)
+    entry.enter("rlrun-tune", "tune", tune, _check)
 
 
 if __name__ == "__main__":

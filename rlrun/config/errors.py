@@ -36,6 +36,16 @@ class UserError(Exception):
         return self.problem if self.fix is None else f"{self.problem}\n  fix: {self.fix}"
 
 
+def raise_if(problems: list[Problem]) -> None:
+    """Raise one :class:`UserError` listing every problem with its fix."""
+    if not problems:
+        return
+    if len(problems) == 1:
+        raise UserError(*problems[0])
+    lines = "\n".join(f"  - {problem}\n    fix: {fix}" for problem, fix in problems)
+    raise UserError(f"{len(problems)} problems in the config:\n{lines}")
+
+
 def full_traceback_wanted() -> bool:
     """Whether ``HYDRA_FULL_ERROR=1`` asks for the full traceback instead of rlrun's message (the one place
     rlrun reads it; Hydra reads it for its own errors)."""

@@ -5,7 +5,6 @@ report on it (:func:`run`)."""
 from __future__ import annotations
 
 import fcntl
-import importlib.util
 import logging
 import sys
 from pathlib import Path
@@ -18,45 +17,15 @@ from omegaconf import DictConfig, OmegaConf
 from rlrun.config.budget import fit_to_budget
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.config.keys import override_key
-from rlrun.config.resolvers import env_name, folder_name
+from rlrun.config.resolvers import env_name
+from rlrun.tune.keys import check_tune_keys
 from rlrun.tune.space import check_against, parse_space
-from rlrun.tune.study import JOURNAL, PRUNERS, SAMPLERS, Setup, counts, make_storage, open_study, optimize
-from rlrun.tune.trial import OBJECTIVES
+from rlrun.tune.study import JOURNAL, Setup, counts, make_storage, open_study, optimize
 
 log = logging.getLogger("rlrun.tune")
 
 STUDIES = Path("outputs/tune")
 NOT_PASSED_ON = ("tune", "search_space", "progress_bar")  # overrides that are rlrun-tune's own, not the runs'
-REFUSED = {
-    "seed": "rlrun-tune sets the seeds: 0 .. tune.seeds-1 for trials, 1000 on for validation",
-    "resume": "a study continues when its command is run again; resume= is for single runs",
-    "sweep": "a study's folder is outputs/tune/<tune.study>",
-}
-
-
-def check_tune_keys(tune: DictConfig) -> None:
-    """The tune.* values: counts in range, known objective, pruner and sampler, and a usable study name."""
-    problems = [
-        (f"tune.{key}={tune[key]} must be {least} or more", f"set tune.{key} to {least} or more")
-        for key, least in (("trials", 1), ("seeds", 1), ("validate_seeds", 0), ("n_jobs", 1))
-        if tune[key] < least
-    ]
-    for key, allowed in (("objective", OBJECTIVES), ("pruner", PRUNERS), ("sampler", SAMPLERS)):
-        if tune[key] not in allowed:
-            problems.append(
-                (f"tune.{key}={tune[key]} is not one of {', '.join(allowed)}", f"use tune.{key}={allowed[0]}")
-            )
-    if tune.sampler == "cmaes" and importlib.util.find_spec("cmaes") is None:
-        problems.append(("tune.sampler=cmaes needs the cmaes package", "pip install cmaes, or use tune.sampler=tpe"))
-    if tune.study is not None:  # a folder name as given, or refused (DESIGN.md, "Folders")
-        try:
-            folder_name("tune.study", tune.study)
-        except UserError as error:
-            problems.append((error.problem, error.fix or ""))
-    if problems:
-        from rlrun.checks.rules import raise_if
-
-        raise_if(problems)
 
 
 def make_setup(cfg: DictConfig) -> Setup:
@@ -68,10 +37,7 @@ def make_setup(cfg: DictConfig) -> Setup:
 
     hydra_cfg = HydraConfig.get()
     choices, task = hydra_cfg.runtime.choices, list(hydra_cfg.overrides.task)
-    check_tune_keys(cfg.tune)
-    for override in task:
-        if (key := override_key(override)) in REFUSED:
-            raise UserError(f"{override}: {REFUSED[key]}", f"drop {override}")
+    check_tune_keys(cfg.tune, task)
     overrides = [o for o in task if override_key(o).split(".")[0] not in NOT_PASSED_ON]
     space = choices.get("search_space")
     source = f"search_space={space}" if space else f"for algo={choices.get('algo')} (none found)"

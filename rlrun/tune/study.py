@@ -30,8 +30,6 @@ from rlrun.tune.trial import HOST, PID, TrialOutcome, TrialRun
 
 log = logging.getLogger("rlrun.tune")
 
-SAMPLERS = ("tpe", "random", "cmaes")
-PRUNERS = ("median", "hyperband", "none")
 JOURNAL = "journal.log"  # the study's journal file in its folder (the default storage)
 MEDIAN_STARTUP_TRIALS = 5  # trials completed before the median pruner prunes (RL Zoo's choice)
 

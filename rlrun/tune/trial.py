@@ -22,7 +22,6 @@ from optuna.trial import TrialState
 from rlrun.record.fields import EvalRow
 from rlrun.tune.seed_runs import SeedRun, stop_runs
 
-OBJECTIVES = ("iqm", "auc", "success")
 HOST, PID = socket.gethostname(), os.getpid()
 
 

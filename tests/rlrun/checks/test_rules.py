@@ -9,7 +9,7 @@ import torch
 from omegaconf import open_dict
 
 from rlrun.checks import rules
-from rlrun.config.errors import UserError
+from rlrun.config.errors import UserError, raise_if
 from rlrun.make import models, vec_envs
 from tests.rlrun.helpers import compose_config
 
@@ -36,7 +36,7 @@ def test_out_of_range_values(override: str, message: str) -> None:
 
 def test_every_problem_is_reported_at_once() -> None:
     with pytest.raises(UserError) as caught:
-        rules.raise_if(rules.range_problems(compose_config("total_timesteps=0", "eval.episodes=0")))
+        raise_if(rules.range_problems(compose_config("total_timesteps=0", "eval.episodes=0")))
     assert "2 problems" in str(caught.value) and str(caught.value).count("fix:") == 2
 
 

@@ -110,3 +110,35 @@ def test_a_run_given_a_whole_float_trains_the_integer(tmp_path: Path) -> None:
     (record,) = tmp_path.glob("outputs/runs/*/*/run.json")
     assert "total_timesteps=256" in json.loads(record.read_text())["overrides"]
     assert "total_timesteps: 256\n" in (record.parent / "config.yaml").read_text()
+
+
+LIGHT = """
+import sys
+from rlrun.cli import {module} as command
+sys.argv = ["{prog}", *{args!r}]
+try:
+    command.main()
+except SystemExit as stop:
+    heavy = sorted({{"torch", "stable_baselines3", "jax", "optuna"}} & set(sys.modules))
+    print(stop.code, heavy)
+"""
+
+
+@pytest.mark.parametrize(
+    ("module", "args"),
+    [
+        ("main", ["env=cartpol"]),
+        ("main", ["eval.evry=5"]),
+        ("main", ["total_timesteps=abc"]),
+        ("check", ["wrappers=[flaten]"]),
+        ("tune", ["tune.pruner=asha"]),
+        ("tune", ["seed=3"]),
+    ],
+)
+def test_a_mistake_is_answered_before_torch_sb3_jax_or_optuna_are_imported(
+    tmp_path: Path, module: str, args: list[str]
+) -> None:
+    script = LIGHT.format(module=module, prog=f"rlrun-{module}", args=args)
+    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.stdout.strip() == "2 []", result.stdout + result.stderr
+    assert list(tmp_path.iterdir()) == []

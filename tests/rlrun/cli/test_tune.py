@@ -44,3 +44,15 @@ def test_the_default_study_name_is_env_algo_with_the_env_named_as_runs_are(overr
         cfg = compose("tune", overrides=[*overrides, "algo=ppo"], return_hydra_config=True)
     HydraConfig.instance().set_config(cfg)
     assert make_setup(cfg).name == study
+
+
+def test_a_misspelt_key_gets_rlruns_answer_as_rlrun_gives_it(tmp_path: Path) -> None:
+    """rlrun-tune enters Hydra as rlrun does: Hydra's raw message, exit 1 and ``+total_timestep=5`` before."""
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-m", "rlrun.cli.tune", "env=gridworld", "algo=ppo", "total_timestep=5"]
+    result = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("rlrun-tune: error: total_timestep is not a key of rlrun's config")
+    assert "fix: total_timesteps=5" in result.stderr and list(tmp_path.iterdir()) == []
