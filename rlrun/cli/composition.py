@@ -10,6 +10,7 @@ group it sweeps. A whole float given to an integer key (``total_timesteps=1e4``)
 from __future__ import annotations
 
 import difflib
+import math
 import inspect
 from collections.abc import Iterator
 from pathlib import Path
@@ -190,9 +191,8 @@ def _wrong_type(cause: ValidationError, command: CommandLine) -> UserError:
     given = next(iter(override.sweep_iterator())) if override.is_sweep_override() else override.value()
     if given is None:
         return UserError(f"{key}=null: {key} cannot be null", f"give {key} a value, or leave it out for its default")
-    example = (
-        f"{key}={round(given)}" if isinstance(given, float) and kind == KINDS["to Integer"] else f"give {key} {kind}"
-    )
+    whole = isinstance(given, float) and math.isfinite(given) and kind == KINDS["to Integer"]
+    example = f"{key}={round(given)}" if whole else f"give {key} {kind}"
     return UserError(f"{key}={given!r}: {key} takes {kind}", example)
 
 

@@ -142,3 +142,9 @@ def test_a_mistake_is_answered_before_torch_sb3_jax_or_optuna_are_imported(
     result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert result.stdout.strip() == "2 []", result.stdout + result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_non_finite_number_for_an_integer_key_is_a_mistake_not_a_traceback(value: str) -> None:
+    with pytest.raises(UserError, match=f"seed={value}: seed takes a whole number"):
+        entry.checked([f"seed={value}"], "config")
