@@ -31,7 +31,7 @@ def check(cfg: DictConfig) -> None:
     """Hydra's task: check the env (and algorithm) ``rlrun`` would build for these overrides; exit 1 if a check
     fails."""
     from rlrun.checks.env_checks import FAIL
-    from rlrun.checks.report import report, simulate
+    from rlrun.checks.printing import report, simulate
     from rlrun.checks.suite import run_checks
 
     hydra_cfg = HydraConfig.get()

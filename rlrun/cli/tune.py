@@ -22,7 +22,7 @@ from omegaconf import DictConfig
 from rlrun.cli import entry
 from rlrun.cli.command_line import CommandLine, text
 from rlrun.config.errors import report_user_errors
-from rlrun.tune.keys import check_tune_keys
+from rlrun.tune.settings import check_tune_keys
 
 
 def _stop(signum: int, _frame: FrameType | None) -> None:

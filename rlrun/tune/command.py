@@ -18,7 +18,7 @@ from rlrun.config.budget import fit_to_budget
 from rlrun.config.errors import UserError, report_user_errors
 from rlrun.config.keys import override_key
 from rlrun.config.resolvers import env_name
-from rlrun.tune.keys import check_tune_keys
+from rlrun.tune.settings import check_tune_keys
 from rlrun.tune.space import check_against, parse_space
 from rlrun.tune.study import JOURNAL, Setup, counts, make_storage, open_study, optimize
 

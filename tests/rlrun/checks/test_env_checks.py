@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from rlrun.checks import env_checks, suite
-from rlrun.checks.report import report
+from rlrun.checks.printing import report
 from tests.rlrun.helpers import BROKEN, compose_check
 
 BUNDLED = ["gridworld", "pointenv", "pointgoal", "roomtoy", "cartpole", "pendulum"]

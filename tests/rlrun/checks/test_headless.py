@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rlrun.checks import env_checks, suite
-from rlrun.checks.report import report
+from rlrun.checks.printing import report
 from rlrun.startup import headless
 from tests.rlrun.helpers import compose_check
 

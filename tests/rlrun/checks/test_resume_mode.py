@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rlrun.checks import env_checks, resume_mode, rules
-from rlrun.checks.report import report
+from rlrun.checks.printing import report
 from rlrun.checks.suite import run_checks
 from rlrun.make import native, vec_envs
 from tests.rlrun.helpers import BROKEN, compose_check, compose_config

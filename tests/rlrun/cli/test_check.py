@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from rlrun.checks import env_checks, report, suite
+from rlrun.checks import env_checks, printing, suite
 from rlrun.cli import check
 from rlrun.config.errors import UserError
 from rlrun.make import vec_envs
@@ -48,7 +48,7 @@ def test_check_config_is_the_training_config(env: str, algo: str) -> None:
 def test_every_compatible_pair_passes_the_algorithm_checks(env: str, algo: str) -> None:
     cfg = compose_check(f"env={env}", f"algo={algo}")
     results = suite.algo_checks(cfg, vec_envs.make_env(cfg))
-    assert [r.status for r in results] == [env_checks.PASS] * 3, report.report(results)
+    assert [r.status for r in results] == [env_checks.PASS] * 3, printing.report(results)
 
 
 @pytest.mark.parametrize(
@@ -81,7 +81,7 @@ def test_hyperparameter_warnings_do_not_fail() -> None:
 
 
 def test_sim_prints_each_step(capsys: pytest.CaptureFixture[str]) -> None:
-    report.simulate(compose_check("env=pointenv", "sim=5"))
+    printing.simulate(compose_check("env=pointenv", "sim=5"))
     lines = capsys.readouterr().out.splitlines()
     steps = [line for line in lines if line.startswith("step ")]
     assert [line.split()[1] for line in steps] == ["1", "2", "3", "4", "5"]
@@ -90,7 +90,7 @@ def test_sim_prints_each_step(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_sim_with_render_ansi_prints_the_frames(capsys: pytest.CaptureFixture[str]) -> None:
-    report.simulate(compose_check("env=roomtoy", "sim=3", "render=ansi"))
+    printing.simulate(compose_check("env=roomtoy", "sim=3", "render=ansi"))
     out = capsys.readouterr().out
     assert out.count("step ") == 3 and "observation" not in out
     assert out.count("\n") > 3 * 4  # a multi-line text frame after each step
@@ -157,7 +157,7 @@ def test_sim_render_ansi_from_the_command_line(tmp_path: Path) -> None:
 def test_user_mistakes_stop_before_any_check(overrides: list[str], message: str) -> None:
     cfg = compose_check(*overrides)
     with pytest.raises(UserError, match=re.escape(message)) as raised:
-        report.simulate(cfg) if cfg.sim else suite.run_checks(cfg, with_algo=False)
+        printing.simulate(cfg) if cfg.sim else suite.run_checks(cfg, with_algo=False)
     assert raised.value.fix
 
 

@@ -128,6 +128,7 @@ except SystemExit as stop:
     ("module", "args"),
     [
         ("main", ["env=cartpol"]),
+        ("main", ["algo.learning_rat=0.1"]),  # the constructor's arguments, read from its source
         ("main", ["eval.evry=5"]),
         ("main", ["total_timesteps=abc"]),
         ("check", ["wrappers=[flaten]"]),
