@@ -39,16 +39,16 @@ def env_missing_a_dependency() -> Iterator[str]:
     del gym.registry[MISSING_DEPENDENCY_ID]
 
 
-def by_id(infos: list[envs.EnvInfo]) -> dict[str, envs.EnvInfo]:
+def by_id(infos: list[env_listing.EnvInfo]) -> dict[str, env_listing.EnvInfo]:
     return {info.id: info for info in infos}
 
 
 @pytest.fixture(scope="module")
-def rlrun_envs() -> dict[str, envs.EnvInfo]:
-    return by_id(envs.list_envs())
+def rlrun_envs() -> dict[str, env_listing.EnvInfo]:
+    return by_id(env_listing.list_envs())
 
 
-def test_lists_exactly_the_rlrun_envs(rlrun_envs: dict[str, envs.EnvInfo]) -> None:
+def test_lists_exactly_the_rlrun_envs(rlrun_envs: dict[str, env_listing.EnvInfo]) -> None:
     assert set(rlrun_envs) == RLRUN_IDS
 
 
@@ -75,7 +75,7 @@ def test_lists_exactly_the_rlrun_envs(rlrun_envs: dict[str, envs.EnvInfo]) -> No
     ids=["gridworld", "roomtoy", "pointenv", "pointgoal"],
 )
 def test_each_rlrun_env_is_described(
-    rlrun_envs: dict[str, envs.EnvInfo],
+    rlrun_envs: dict[str, env_listing.EnvInfo],
     env_id: str,
     config: str,
     action: str,
@@ -93,7 +93,7 @@ def test_each_rlrun_env_is_described(
     assert info.max_episode_steps == gym.spec(env_id).max_episode_steps
 
 
-def test_spaces_and_limits_come_from_the_registration(rlrun_envs: dict[str, envs.EnvInfo]) -> None:
+def test_spaces_and_limits_come_from_the_registration(rlrun_envs: dict[str, env_listing.EnvInfo]) -> None:
     gridworld = rlrun_envs["rlrun/GridWorld-v0"]
     assert gridworld.observation_space.startswith("Dict(") and "'agent'" in gridworld.observation_space
     assert (gridworld.max_episode_steps, gridworld.reward_threshold) == (50, 0.9)
@@ -101,7 +101,7 @@ def test_spaces_and_limits_come_from_the_registration(rlrun_envs: dict[str, envs
 
 
 def test_all_adds_gymnasium_envs_with_their_config(env_missing_a_dependency: str) -> None:
-    infos = by_id(envs.list_envs(all_envs=True))
+    infos = by_id(env_listing.list_envs(all_envs=True))
     assert set(infos) > RLRUN_IDS and len(infos) == len(gym.registry)
     cartpole = infos["CartPole-v1"]
     assert cartpole.config == "cartpole" and cartpole.algorithms == DISCRETE_ALGOS
@@ -148,6 +148,6 @@ def test_console_script(tmp_path: Path) -> None:
     assert script is not None, "the rlrun-envs console script is not installed"
     result = subprocess.run([script, "--all", "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    rows = by_id([envs.EnvInfo(**row) for row in json.loads(result.stdout)])
+    rows = by_id([env_listing.EnvInfo(**row) for row in json.loads(result.stdout)])
     assert rows["CartPole-v1"].config == "cartpole" and set(rows) >= RLRUN_IDS
     assert list(tmp_path.iterdir()) == []

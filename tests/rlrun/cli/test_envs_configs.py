@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from rlrun.checks import env_listing, env_text
 from rlrun.cli import envs
 from rlrun.make import families
 
@@ -41,7 +42,7 @@ def configs_of(args: list[str], tmp_path: Path, hidden: str = "") -> subprocess.
 
 
 def test_configs_name_their_extra_and_id() -> None:
-    infos = {info.config: info for info in envs.list_configs()}
+    infos = {info.config: info for info in env_listing.list_configs()}
     assert (infos["halfcheetah"].id, infos["halfcheetah"].extra) == ("HalfCheetah-v5", "mujoco")
     assert (infos["pong"].id, infos["pong"].extra) == ("ale_py:PongNoFrameskip-v4", "atari")
     assert (infos["atari"].id, infos["minigrid"].id, infos["gym"].id) == (None, None, None)
@@ -59,7 +60,7 @@ def test_a_missing_extra_is_shown_with_its_install_command(tmp_path: Path) -> No
     assert rows["fetchreach"][1:] == ["robotics", "missing"]  # Fetch needs mujoco too
     assert rows["pong"][1:] == ["atari", "installed"] and rows["acrobot"] == ["Acrobot-v1", "-"]
     assert families.install_command("<extra>") in result.stdout and families.install_command("envs") in result.stdout
-    assert max(len(line) for line in result.stdout.splitlines()) <= envs.WIDTH
+    assert max(len(line) for line in result.stdout.splitlines()) <= env_text.WIDTH
 
 
 def test_configs_as_json(capsys: pytest.CaptureFixture[str]) -> None:
@@ -78,7 +79,7 @@ def test_default_listing_starts_with_the_configs(capsys: pytest.CaptureFixture[s
 
 
 def test_all_lists_the_families_ids_without_making_them() -> None:
-    infos = {info.id: info for info in envs.list_envs(all_envs=True)}
+    infos = {info.id: info for info in env_listing.list_envs(all_envs=True)}
     for env_id, family in [
         ("ALE/SpaceInvaders-v5", "atari"),
         ("MiniGrid-DoorKey-8x8-v0", "minigrid"),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rlrun.cli import envs
+from rlrun.checks import env_listing
 from rlrun.config.errors import UserError
 from rlrun.make import gym_make, vec_envs
 from tests.rlrun.helpers import QUICK_BUDGET, compose_config, run_with_packages
@@ -61,6 +61,6 @@ def test_an_id_still_not_found_names_the_closest_registered_ids() -> None:
 
 
 def test_rlrun_envs_all_pattern_keeps_the_ids_holding_it() -> None:
-    listed = [info.id for info in envs.list_envs(all_envs=True, pattern="cartpole")]
+    listed = [info.id for info in env_listing.list_envs(all_envs=True, pattern="cartpole")]
     others = [env_id for env_id in listed if not env_id.startswith("rlrun/")]
     assert others and all("cartpole" in env_id.lower() for env_id in others)
