@@ -16,49 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from rlrun.config.errors import UserError, report_user_errors
-from rlrun.record.formats import read_json
-
-
-def _runs(folder: Path) -> list[Path]:
-    """The run folders in or under ``folder`` (those with a run.json)."""
-    if not folder.is_dir():
-        raise UserError(f"{folder}: no such folder", "give a run folder, e.g. outputs/runs/<env>-<algo>/<run>")
-    if (folder / "run.json").is_file():
-        return [folder]
-    found = sorted(p.parent for p in folder.glob("**/run.json") if "attempts" not in p.relative_to(folder).parts)
-    if not found:
-        raise UserError(f"{folder} holds no run folder (no run.json in it or under it)", "give a run folder")
-    return found
-
-
-def _services(run_dir: Path) -> list[str]:
-    """The services a run logged to (run.json's ``tracking``); MLflow for a run that logged to none."""
-    data = read_json(run_dir / "run.json")
-    tracking = data.get("tracking") if isinstance(data, dict) else None
-    logged = [name for name in ("mlflow", "wandb") if isinstance(tracking, dict) and name in tracking]
-    return logged or ["mlflow"]
-
-
-def _sync(run_dir: Path, args: argparse.Namespace) -> int:
-    """Sync one run to each of its services; how many operations (MLflow) or sessions (W&B) are left unsent."""
-    left = 0
-    for service in _services(run_dir):
-        if service == "wandb":
-            from rlrun.track.wandb import upload
-
-            status = upload(run_dir, args.timeout)
-            left += status != 0
-            state = "uploaded" if status == 0 else f"not uploaded (wandb sync exited {status})"
-            print(f"{run_dir}: W&B: {state}")
-            continue
-        from rlrun.track.sync import sync_run
-
-        run_id, unsent = sync_run(run_dir, args.tracking_uri, args.experiment)
-        left += unsent
-        state = f"{unsent} operations still unsent" if unsent else "in MLflow"
-        print(f"{run_dir}: MLflow run {run_id}: {state}")
-    return left
+from rlrun.config.errors import report_user_errors
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -82,8 +40,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     with report_user_errors("rlrun-track"):
-        runs = [run for folder in args.folders for run in _runs(folder)]
-        left = sum(_sync(run_dir, args) for run_dir in dict.fromkeys(runs))
+        from rlrun.track.sync import sync_folders  # torch (SB3's logger): once the arguments are read
+
+        left = sync_folders(args.folders, args.tracking_uri, args.experiment, args.timeout)
     sys.exit(1 if left else 0)
 
 

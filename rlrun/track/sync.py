@@ -97,11 +97,7 @@ def sync_run(run_dir: Path, tracking_uri: str | None = None, experiment: str | N
     if data is None or not (run_dir / "config.yaml").is_file():
         raise UserError(f"{run_dir} is not a run folder (no run.json or config.yaml)", "give a folder under outputs/")
     signatures.check_folder(run_dir, what)
-    if links := regular_files.links_in(run_dir):
-        raise UserError(
-            f"{what}: the folder holds symbolic links, which rlrun never writes: {links[0]}",
-            "replace each by the file it points to (or remove it), then sync again",
-        )
+    regular_files.check_folder(run_dir, what)  # hard links too: the lock is taken before anything is sent
     config = formats.read_yaml(run_dir / "config.yaml")
     if not isinstance(config, dict):
         raise UserError(f"{run_dir}: config.yaml cannot be read", "restore it from a copy")
@@ -166,3 +162,49 @@ def _regular_inside(run_dir: Path, name: str) -> bool:
         if path.is_symlink():
             return False
     return path.is_file()
+
+
+def _run_folders(folder: Path) -> list[Path]:
+    """The run folders in or under ``folder`` (those with a run.json)."""
+    if not folder.is_dir():
+        raise UserError(f"{folder}: no such folder", "give a run folder, e.g. outputs/runs/<env>-<algo>/<run>")
+    if (folder / "run.json").is_file():
+        return [folder]
+    found = sorted(p.parent for p in folder.glob("**/run.json") if "attempts" not in p.relative_to(folder).parts)
+    if not found:
+        raise UserError(f"{folder} holds no run folder (no run.json in it or under it)", "give a run folder")
+    return found
+
+
+def _services(run_dir: Path) -> list[str]:
+    """The services a run logged to (run.json's ``tracking``); MLflow for a run that logged to none."""
+    data = read_json(run_dir / "run.json")
+    tracking = data.get("tracking") if isinstance(data, dict) else None
+    logged = [name for name in ("mlflow", "wandb") if isinstance(tracking, dict) and name in tracking]
+    return logged or ["mlflow"]
+
+
+def _sync_one(run_dir: Path, tracking_uri: str | None, experiment: str | None, timeout: float) -> int:
+    """Sync one run to each of its services; how many operations (MLflow) or sessions (W&B) are left unsent."""
+    left = 0
+    for service in _services(run_dir):
+        if service == "wandb":
+            from rlrun.track.wandb import upload
+
+            status = upload(run_dir, timeout)
+            left += status != 0
+            state = "uploaded" if status == 0 else f"not uploaded (wandb sync exited {status})"
+            print(f"{run_dir}: W&B: {state}")
+            continue
+        run_id, unsent = sync_run(run_dir, tracking_uri, experiment)
+        left += unsent
+        state = f"{unsent} operations still unsent" if unsent else "in MLflow"
+        print(f"{run_dir}: MLflow run {run_id}: {state}")
+    return left
+
+
+def sync_folders(folders: list[Path], tracking_uri: str | None, experiment: str | None, timeout: float) -> int:
+    """``rlrun-track sync``: each run in or under ``folders`` to its services, a line each; how many operations
+    or sessions are left unsent."""
+    runs = [run for folder in folders for run in _run_folders(folder)]
+    return sum(_sync_one(run_dir, tracking_uri, experiment, timeout) for run_dir in dict.fromkeys(runs))
