@@ -11,8 +11,9 @@ from typing import Any
 from rlrun.cli.command_line import CommandLine, text
 from rlrun.config.errors import UserError
 from rlrun.config.keys import RESUME_OVERRIDES
-from rlrun.record import signatures
+from rlrun.record import lock, signatures
 from rlrun.record.run_record import refuse_existing_run
+from rlrun.run import resume_order
 
 
 @dataclass(frozen=True)
@@ -64,15 +65,14 @@ def _resumed(command: CommandLine) -> tuple[dict[str, Any], Path] | None:
             "drop them (only progress_bar= and progress_every= may change, and total_timesteps= to a larger"
             " budget), or start a new run with them",
         )
-    from rlrun.record import lock
-    from rlrun.run import continuation, resume_order
+    resume_order.check_before_lock(run_dir)  # read-only, and before torch is imported: a refusal is instant
+    lock.hold(run_dir)  # held until this process ends; a second resume of the run is refused here
+    from rlrun.run import continuation, resume_state  # torch and SB3: for a run that will be resumed
 
     total = command.value("total_timesteps")  # a continuation to a larger budget, completed runs too
-    if total is None:  # the read-only trust check, then the lock (held until this process ends), then the rest
-        record, snapshot = resume_order.hold_for_resume(run_dir)
+    if total is None:
+        record, snapshot = resume_state.load_target(run_dir)
     else:
-        resume_order.check_before_lock(run_dir)
-        lock.hold(run_dir)
         record, snapshot = continuation.target(run_dir, continuation.budget(total, run_dir))
     if snapshot is None:
         final = record["final"]

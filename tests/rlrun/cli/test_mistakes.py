@@ -149,3 +149,12 @@ def test_a_mistake_is_answered_before_torch_sb3_jax_or_optuna_are_imported(
 def test_a_non_finite_number_for_an_integer_key_is_a_mistake_not_a_traceback(value: str) -> None:
     with pytest.raises(UserError, match=f"seed={value}: seed takes a whole number"):
         entry.checked([f"seed={value}"], "config")
+
+
+def test_a_resume_of_a_folder_that_is_not_a_run_is_answered_before_torch(tmp_path: Path) -> None:
+    (tmp_path / "not-a-run").mkdir()
+    script = LIGHT.format(module="main", prog="rlrun", args=[f"resume={tmp_path / 'not-a-run'}"])
+    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.stdout.strip() == "2 []", result.stdout + result.stderr
+    assert "not a run folder (no run.json)" in result.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["not-a-run"] and not any((tmp_path / "not-a-run").iterdir())
