@@ -24,11 +24,11 @@ from hydra.utils import get_class
 from omegaconf import DictConfig
 from stable_baselines3.common.base_class import BaseAlgorithm
 
+from rlrun.config.arguments import RUNTIME_ARGS
 from rlrun.config.errors import Problem, raised_at
 from rlrun.make import models, vec_envs
 
 # Arguments rlrun passes itself; an algo file that sets them is a mistake.
-RUNTIME_ARGS = ("env", "seed", "device", "verbose", "tensorboard_log", "_init_setup_model")
 # What SB3's off-policy algorithms pass to their replay buffer class themselves, besides replay_buffer_kwargs.
 BUFFER_ARGS = (
     "buffer_size",
@@ -78,9 +78,10 @@ def _accepts(annotation: Any, value: Any) -> bool:
 
 
 def algo_problems(cfg: DictConfig, algo_cls: type[BaseAlgorithm]) -> list[Problem]:
-    """``algo.*`` keys the SB3 constructor does not take, or values of a type it cannot take."""
+    """``algo.*`` keys the constructor of ``algo_cls`` (the class the run trains: SBX's with jax) does not take, or
+    values of a type it cannot take."""
     params = inspect.signature(algo_cls.__init__).parameters
-    args = models.algo_arguments(cfg)  # algo.backend is rlrun's; with jax, SBX's spelling
+    args = models.algo_arguments(cfg, algo_cls)  # algo.backend is rlrun's; with jax, SBX's spelling
     name = algo_cls.__name__
     problems: list[Problem] = []
     for key, value in args.items():

@@ -26,7 +26,7 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
 from stable_baselines3.common.vec_env import VecEnv
 
-from rlrun.config.errors import Problem, UserError
+from rlrun.config.errors import Problem
 from rlrun.make import gym_make, jax_models
 from rlrun.make.models import NATURE_CNN_MIN, default_policy, image_too_small, policy_alias
 
@@ -96,16 +96,6 @@ ALGO_RANGES: dict[str, tuple[str, Callable[[float], bool], str]] = {
     "exploration_initial_eps": ("in [0, 1]", lambda v: 0 <= v <= 1, "1.0"),
     "exploration_final_eps": ("in [0, 1]", lambda v: 0 <= v <= 1, "0.05"),
 }
-
-
-def raise_if(problems: list[Problem]) -> None:
-    """Raise one UserError listing every problem with its fix."""
-    if not problems:
-        return
-    if len(problems) == 1:
-        raise UserError(*problems[0])
-    lines = "\n".join(f"  - {problem}\n    fix: {fix}" for problem, fix in problems)
-    raise UserError(f"{len(problems)} problems in the config:\n{lines}")
 
 
 def range_problems(cfg: DictConfig) -> list[Problem]:
@@ -284,9 +274,12 @@ def action_bound_problems(cfg: DictConfig, space: spaces.Space) -> list[Problem]
     ]
 
 
-def fit_problems(cfg: DictConfig, env: Any, algo_cls: type[BaseAlgorithm], uses_her: bool) -> list[Problem]:
+def fit_problems(
+    cfg: DictConfig, env: Any, algo_cls: type[BaseAlgorithm], uses_her: bool, model_cls: type[BaseAlgorithm]
+) -> list[Problem]:
     """Whether the algorithm fits the env's spaces after the wrappers (actions, goals, policy, HER's start);
-    ``env``: a gym env, the training VecEnv or their :class:`EnvFacts`."""
+    ``env``: a gym env, the training VecEnv or their :class:`EnvFacts`; ``model_cls``: the class the run trains
+    (``algo_cls``, or SBX's with jax, whose policies are checked too)."""
     env = EnvFacts.of(env)
     env_id = cfg.env.id
     problems = space_problems(env, algo_cls, uses_her) + action_bound_problems(cfg, env.action_space)
@@ -324,7 +317,7 @@ def fit_problems(cfg: DictConfig, env: Any, algo_cls: type[BaseAlgorithm], uses_
                 "flatten the observations (e.g. wrappers=[flatten]), or use another algo",
             )
         )
-    problems += jax_models.fit_problems(cfg, env.observation_space, env_id, chosen, uses_her)  # algo.backend=jax
+    problems += jax_models.fit_problems(cfg, model_cls, env.observation_space, env_id, chosen, uses_her)
     return problems + observation_problems(env_id, env.observation_space) + small_image_problems(cfg, env)
 
 

@@ -17,7 +17,7 @@ from omegaconf import DictConfig
 
 from rlrun.checks import constructor, env_checks, episode_checks, memory, native_agreement, resume_mode, rules
 from rlrun.checks.env_checks import CHECKERS, FAIL, PASS, SKIP, Result
-from rlrun.config.errors import Problem, UserError, full_traceback_wanted, innermost_outside
+from rlrun.config.errors import Problem, UserError, full_traceback_wanted, innermost_outside, raise_if
 from rlrun.make import jax_models, models, native, vec_envs
 from rlrun.make.gym_make import failure_fix, installed_package
 
@@ -40,12 +40,14 @@ def algo_checks(cfg: DictConfig, env: gym.Env) -> list[Result]:
     The arguments check also builds the model once, as training's preflight does, when the names and
     types are right and the pair fits; budget warnings are notes under a PASS, as training logs them.
     """
-    rules.raise_if(jax_models.problems(cfg))  # algo.backend: refused as training refuses it (exit 2)
+    raise_if(jax_models.unavailable(cfg))  # algo.backend: refused as training refuses it (exit 2)
+    model_cls = models.model_class(cfg)  # made as training makes it: with jax, SBX's
+    raise_if(jax_models.problems(cfg, model_cls))
     algo_cls = models.algo_class(cfg)
     name = algo_cls.__name__
-    fit = rules.fit_problems(cfg, env, algo_cls, models.uses_her(cfg)) + native.problems(cfg)
+    fit = rules.fit_problems(cfg, env, algo_cls, models.uses_her(cfg), model_cls) + native.problems(cfg)
     fit += memory.buffer_problems(cfg, rules.EnvFacts.of(env), algo_cls)  # the replay buffer fits in memory
-    arguments = constructor.algo_problems(cfg, models.model_class(cfg))
+    arguments = constructor.algo_problems(cfg, model_cls)
     if not arguments and not fit:  # SB3 would also reject a pair that does not fit: reported once, above
         arguments = constructor.construction_problems(cfg)
     budget = rules.budget_problems(cfg, algo_cls), rules.budget_warnings(cfg, algo_cls)
@@ -81,12 +83,12 @@ def cfg_id(args: tuple[Any, ...]) -> str:
 
 def run_checks(cfg: DictConfig, with_algo: bool) -> list[Result]:
     """Every check in report order; raises :class:`UserError` when the config cannot be built at all."""
-    rules.raise_if(rules.range_problems(cfg))
+    raise_if(rules.range_problems(cfg))
     if cfg.steps < 1:
         raise UserError(f"steps={cfg.steps} must be positive", "set steps to 1 or more (default 1000)")
     steps = cfg.steps
     with closing(vec_envs.make_env(cfg)) as probe:  # a bad id or a wrapper that cannot apply stops here
-        rules.raise_if(rules.observation_problems(cfg.env.id, probe.observation_space))  # SB3 cannot train
+        raise_if(rules.observation_problems(cfg.env.id, probe.observation_space))  # SB3 cannot train
         results: list[Result] = []
         for name, checker in CHECKERS.items():
             [checked] = _guarded(name, env_checks.run_checker, name, checker, probe)

@@ -2,12 +2,14 @@
 
 SBX has SB3's API and SB3's constructor arguments for SAC, TD3, TQC, CrossQ, DQN and PPO, so an algo config and its
 presets train on either backend: :data:`SBX_CLASSES` maps the config's ``_target_`` to SBX's class. What the torch
-spelling says that SBX cannot read is turned into SBX's, or refused with the key named (:func:`problems`): a torch
+spelling says that SBX cannot read is turned into SBX's (:func:`arguments`), or refused with the key named: a torch
 activation becomes the flax function of the same name (:data:`ACTIVATIONS`); an SB3 argument SBX lacks is left out
-where it holds SB3's default, refused otherwise.
+where it holds SB3's default, refused otherwise. :func:`unavailable` says, from the config alone, what leaves
+nothing to make; :func:`problems` and :func:`fit_problems` read SBX's class, which the caller made first and passes
+in, so the checks that apply them import nothing.
 
-JAX is imported only here, only when a run asks for it, and only after :func:`configure_threads` has set XLA's
-threads from ``torch_threads`` (XLA reads ``XLA_FLAGS`` once, when it starts).
+JAX is imported only here, only when a run asks for it: :func:`sbx_class`, as the model is made, sets XLA's threads
+from ``torch_threads`` first (XLA reads ``XLA_FLAGS`` once, when it starts).
 """
 
 from __future__ import annotations
@@ -77,9 +79,9 @@ def sbx_class(cfg: DictConfig) -> type[BaseAlgorithm]:
     return cast(type[BaseAlgorithm], get_class(SBX_CLASSES[str(cfg.algo._target_)]))
 
 
-def problems(cfg: DictConfig) -> list[Problem]:
-    """What keeps the config's algorithm off its backend: an unknown backend, an algorithm SBX lacks, SBX not
-    installed, a torch class SBX cannot take, or an SB3 argument SBX lacks set to another value than SB3's default."""
+def unavailable(cfg: DictConfig) -> list[Problem]:
+    """What keeps the config's algorithm off its backend before any class is made: an unknown backend, an algorithm
+    SBX lacks, SBX not installed."""
     chosen = backend.backend(cfg)
     if chosen not in backend.BACKENDS:
         return [(f"algo.backend={chosen} is not one of {', '.join(backend.BACKENDS)}", "set algo.backend=torch or jax")]
@@ -96,9 +98,17 @@ def problems(cfg: DictConfig) -> list[Problem]:
         ]
     if importlib.util.find_spec("sbx") is None:
         return [("algo.backend=jax needs SBX (the jax extra), which is not installed", INSTALL_FIX)]
+    return []
+
+
+def problems(cfg: DictConfig, sbx_cls: type[BaseAlgorithm]) -> list[Problem]:
+    """What SBX's class (``sbx_cls``, from :func:`sbx_class`) cannot take of a jax config: a torch class, or an SB3
+    argument it lacks set to another value than SB3's default. None for a torch config."""
+    if not backend.is_jax(cfg):
+        return []
     args = _container(cfg)
     found = _torch_problems(args.get("policy_kwargs"), "algo.policy_kwargs")
-    return found + _argument_problems(cfg, args)
+    return found + _argument_problems(cfg, sbx_cls, args)
 
 
 def _container(cfg: DictConfig) -> dict[str, Any]:
@@ -130,9 +140,9 @@ def _torch_problems(node: Any, where: str) -> list[Problem]:
     return []
 
 
-def _argument_problems(cfg: DictConfig, args: dict[str, Any]) -> list[Problem]:
+def _argument_problems(cfg: DictConfig, sbx_cls: type[BaseAlgorithm], args: dict[str, Any]) -> list[Problem]:
     """SB3 arguments SBX's class lacks, set to another value than SB3's default (which SBX's behaviour matches)."""
-    ours = inspect.signature(sbx_class(cfg).__init__).parameters
+    ours = inspect.signature(sbx_cls.__init__).parameters
     sb3_class: type[BaseAlgorithm] = get_class(str(cfg.algo._target_))
     sb3 = inspect.signature(sb3_class.__init__).parameters
     found: list[Problem] = []
@@ -150,16 +160,16 @@ def _argument_problems(cfg: DictConfig, args: dict[str, Any]) -> list[Problem]:
 
 
 def fit_problems(
-    cfg: DictConfig, observation_space: spaces.Space, env_id: str, policy: str, her: bool
+    cfg: DictConfig, sbx_cls: type[BaseAlgorithm], observation_space: spaces.Space, env_id: str, policy: str, her: bool
 ) -> list[Problem]:
-    """The policy SBX's class lacks for the env's observations (PPO and DQN take no Dict, SAC no image)."""
-    if not backend.is_jax(cfg) or problems(cfg):
+    """The policy SBX's class (``sbx_cls``) lacks for the env's observations (PPO and DQN take no Dict, SAC no
+    image); none for a torch config."""
+    if not backend.is_jax(cfg):
         return []
-    cls = sbx_class(cfg)
-    aliases = getattr(cls, "policy_aliases", {})
+    aliases = getattr(sbx_cls, "policy_aliases", {})
     if policy in aliases or "." in policy:
         return []
-    name = cls.__name__
+    name = sbx_cls.__name__
     flatten = ", or flatten the observations: wrappers=[flatten]" if isinstance(observation_space, spaces.Dict) else ""
     with_her = " (HER needs Dict observations)" if her else ""
     return [
@@ -171,12 +181,12 @@ def fit_problems(
     ]
 
 
-def arguments(cfg: DictConfig) -> dict[str, Any]:
-    """The algo config as SBX's constructor takes it: SBX's ``_target_``, the torch activation as its flax
-    function, SB3 arguments SBX lacks (at SB3's default: :func:`problems` refused any other value) left out."""
+def arguments(cfg: DictConfig, sbx_cls: type[BaseAlgorithm]) -> dict[str, Any]:
+    """The algo config as SBX's constructor (``sbx_cls``) takes it: SBX's ``_target_``, the torch activation as its
+    flax function, SB3 arguments SBX lacks (at SB3's default: :func:`problems` refused any other value) left out."""
     args = _container(cfg)
     args["_target_"] = SBX_CLASSES[str(cfg.algo._target_)]
-    ours = inspect.signature(sbx_class(cfg).__init__).parameters
+    ours = inspect.signature(sbx_cls.__init__).parameters
     args = {key: value for key, value in args.items() if key.startswith("_") or key in ours}
     kwargs = args.get("policy_kwargs")
     if isinstance(kwargs, dict) and (path := _path(kwargs.get("activation_fn"))) in ACTIVATIONS:
@@ -195,9 +205,10 @@ def translation_note(cfg: DictConfig) -> str | None:
     return f"algo.{ACTIVATION_KEY}={path} trains as {ACTIVATIONS[str(path)]} (algo.backend=jax: flax networks)"
 
 
-def refuse(cfg: DictConfig) -> None:
-    """Raise the first of :func:`problems` as a user error (exit 2), if any."""
-    if found := problems(cfg):
+def refuse(found: list[Problem]) -> None:
+    """Raise the first of ``found`` (:func:`unavailable`'s or :func:`problems`') as a user error (exit 2), if any:
+    what cannot be made is never half made."""
+    if found:
         raise UserError(*found[0])
 
 

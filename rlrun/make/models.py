@@ -74,19 +74,21 @@ def algo_class(cfg: DictConfig) -> type[BaseAlgorithm]:
 
 
 def model_class(cfg: DictConfig) -> type[BaseAlgorithm]:
-    """The class the run trains: :func:`algo_class`, or with ``algo.backend=jax`` SBX's (refused with exit 2
-    where SBX cannot take the config)."""
+    """The class the run trains: :func:`algo_class`, or with ``algo.backend=jax`` SBX's, made by
+    :func:`rlrun.make.jax_models.sbx_class` (XLA's threads set as JAX starts; refused with exit 2 where there is no
+    SBX class to make)."""
     if not backend.is_jax(cfg):
         return algo_class(cfg)
-    jax_models.refuse(cfg)
+    jax_models.refuse(jax_models.unavailable(cfg))
     return jax_models.sbx_class(cfg)
 
 
-def algo_arguments(cfg: DictConfig) -> dict[str, Any]:
-    """The algo config as the run's constructor takes it (``algo.backend`` is rlrun's, not an argument)."""
+def algo_arguments(cfg: DictConfig, model_cls: type[BaseAlgorithm]) -> dict[str, Any]:
+    """The algo config as ``model_cls`` (:func:`model_class`) takes it: ``algo.backend`` is rlrun's, not an argument;
+    with jax, SBX's spelling (refused with exit 2 where SBX cannot take the config)."""
     if backend.is_jax(cfg):
-        jax_models.refuse(cfg)
-        return jax_models.arguments(cfg)
+        jax_models.refuse(jax_models.problems(cfg, model_cls))
+        return jax_models.arguments(cfg, model_cls)
     container = OmegaConf.to_container(cfg.algo, resolve=True)
     assert isinstance(container, dict)
     return {str(key): value for key, value in container.items() if key != backend.KEY}
@@ -111,7 +113,7 @@ def load_model(cfg: DictConfig, path: Path, env: VecEnv) -> BaseAlgorithm:
 def make_model(cfg: DictConfig, env: VecEnv) -> BaseAlgorithm:
     """Instantiate the algorithm on ``env``; rlrun passes policy, seed, device and verbosity, and the policy's
     keyword arguments with fused Adam where ``fused_adam`` asks for it (:mod:`rlrun.make.optimizers`)."""
-    arguments = algo_arguments(cfg)
+    arguments = algo_arguments(cfg, model_class(cfg))
     if backend.is_jax(cfg) and (note := jax_models.translation_note(cfg)):
         log.info("%s", note)
     policy = policy_for(cfg, env.observation_space)

@@ -18,7 +18,7 @@ from typing import Any
 import optuna
 from omegaconf import DictConfig, OmegaConf
 
-from rlrun.config.errors import Problem, UserError
+from rlrun.config.errors import Problem, UserError, raise_if
 from rlrun.config.keys import is_training_key, override_value
 
 FIELDS = {"float": ("low", "high", "log"), "int": ("low", "high", "step", "log"), "categorical": ("choices",)}
@@ -79,7 +79,6 @@ def parse_space(space: Any, source: str) -> list[Param]:
             f"the search space {source} is empty or missing",
             "add conf/search_space/<algo>.yaml (or your own with --config-dir) and choose it with search_space=NAME",
         )
-    from rlrun.checks.rules import raise_if  # SB3 and torch: loaded only where they are needed
 
     params, problems = [], []
     for key, entry in space.items():
@@ -141,10 +140,9 @@ def _range(where: str, kind: str, entry: Mapping[str, Any]) -> optuna.distributi
 def check_against(params: list[Param], cfg: DictConfig) -> None:
     """Every key is one the composed config trains with, and every value it can take is one that config
     (types by schema, ranges by :mod:`rlrun.checks.rules`) and the SB3 constructor accept."""
-    from rlrun.checks import rules
     from rlrun.make import models
 
-    algo_cls = models.algo_class(cfg)
+    algo_cls = models.model_class(cfg)  # the class the run trains, whose constructor takes the values (SBX's with jax)
     problems: list[Problem] = []
     for param in params:
         if bad_key := _key_problems(param.key, cfg):
@@ -153,7 +151,7 @@ def check_against(params: list[Param], cfg: DictConfig) -> None:
         for value in param.candidates():
             found = _value_problems(cfg, param.key, value, algo_cls)
             problems += [(f"search space entry {param.key}: {problem}", fix) for problem, fix in found]
-    rules.raise_if(list(dict.fromkeys(problems)))  # both bounds of a range may say the same
+    raise_if(list(dict.fromkeys(problems)))  # both bounds of a range may say the same
 
 
 def _key_problems(key: str, cfg: DictConfig) -> list[Problem]:

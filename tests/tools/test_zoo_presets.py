@@ -79,6 +79,7 @@ def test_every_generated_preset_composes_and_passes_the_config_checks(path: Path
     for key, value in preset.get("algo", {}).items():
         assert OmegaConf.to_container(cfg.algo, resolve=True)[key] == value
     preflight.config_checks(cfg)
+    preflight.algorithm_checks(cfg, models.model_class(cfg))
 
 
 # One preset for each kind of converted value that only building the model exercises.

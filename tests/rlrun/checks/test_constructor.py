@@ -136,11 +136,12 @@ def test_nested_arguments_sb3_would_reject_name_the_key_and_what_it_takes(
 
 
 def test_training_reports_a_bogus_goal_selection_strategy_by_name() -> None:
-    from rlrun.checks.preflight import config_checks
+    from rlrun.checks.preflight import algorithm_checks, config_checks
     from rlrun.config.errors import UserError
 
     cfg = compose_config("env=pointgoal", "algo=her", "algo.replay_buffer_kwargs.goal_selection_strategy=bogus")
     with pytest.raises(UserError) as refused:
         config_checks(cfg)
+        algorithm_checks(cfg, models.model_class(cfg))
     assert "goal_selection_strategy=bogus is not one of future, final, episode" in str(refused.value)
     assert "KeyError" not in str(refused.value)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rlrun.run import evaluation, training
+from rlrun.run import evaluation, learning, training
 from tests.rlrun.helpers import compose_config
 
 BENCHMARK_PAIRS = sorted(p.stem for p in Path("conf/benchmark/zoo_pair").resolve().glob("*.yaml"))
@@ -61,7 +61,7 @@ def test_a_default_cartpole_ppo_run_spends_at_most_5_percent_of_its_time_evaluat
 
     real = evaluation.evaluate
     monkeypatch.setattr(evaluation, "evaluate", timed)  # the periodic evaluations
-    monkeypatch.setattr(training, "evaluate", timed)  # the final one
+    monkeypatch.setattr(learning, "evaluate", timed)  # the final one
     start = time.perf_counter()
     training.train(compose_config("env=cartpole", "algo=ppo", "progress_bar=false"), tmp_path, {})
     wall = time.perf_counter() - start

@@ -60,7 +60,9 @@ def test_the_six_algorithms_build_on_sbx(env: str, algo: str, target: str) -> No
     cfg = compose_config(
         f"env={env}", f"algo={algo}", "algo.backend=jax", "~tuned", "algo.policy_kwargs={net_arch:[8]}"
     )
-    preflight.config_checks(cfg)  # every argument of the algo config accepted (SB3's defaults SBX lacks left out)
+    preflight.config_checks(cfg)
+    # every argument of the algo config accepted (SB3's defaults SBX lacks left out)
+    preflight.algorithm_checks(cfg, models.model_class(cfg))
     venv = vec_envs.make_vec(cfg, 1, 0)
     try:
         model = models.make_model(cfg, venv)
@@ -95,8 +97,9 @@ def test_dict_observations_are_refused_for_ppo_and_dqn(env: str, algo: str, her:
     cfg = compose_config(f"env={env}", f"algo={algo}", "algo.backend=jax", "~tuned")
     probe = vec_envs.make_env(cfg)
     try:
-        found = jax_models.fit_problems(cfg, probe.observation_space, cfg.env.id, "MultiInputPolicy", her)
-        assert found == rules.fit_problems(cfg, probe, models.algo_class(cfg), her)[-len(found) :]
+        sbx_cls = models.model_class(cfg)
+        found = jax_models.fit_problems(cfg, sbx_cls, probe.observation_space, cfg.env.id, "MultiInputPolicy", her)
+        assert found == rules.fit_problems(cfg, probe, models.algo_class(cfg), her, sbx_cls)[-len(found) :]
     finally:
         probe.close()
     (problem, fix), *_ = found
@@ -116,6 +119,7 @@ def test_a_torch_activation_trains_as_its_flax_function(caplog: pytest.LogCaptur
         f"algo.policy_kwargs={{net_arch:[8],activation_fn:{RELU}}}",
     )
     preflight.config_checks(cfg)
+    preflight.algorithm_checks(cfg, models.model_class(cfg))
     venv = vec_envs.make_vec(cfg, 1, 0)
     try:
         with caplog.at_level(logging.INFO, logger="rlrun"):
@@ -136,16 +140,18 @@ def test_a_torch_class_sbx_cannot_take_is_refused_naming_the_key() -> None:
     )
     with pytest.raises(UserError) as raised:
         preflight.config_checks(cfg)
+        preflight.algorithm_checks(cfg, models.model_class(cfg))
     assert raised.value.problem.startswith("algo.policy_kwargs.activation_fn=torch.nn.GELU is a torch class")
     assert "flax.linen.relu" in str(raised.value.fix)
 
 
 def test_an_sb3_argument_sbx_lacks_is_left_out_at_its_default_and_refused_otherwise() -> None:
     cfg = compose_config("env=pendulum", "algo=sac", "algo.backend=jax", "~tuned")
-    assert "optimize_memory_usage" in cfg.algo and "optimize_memory_usage" not in jax_models.arguments(cfg)
+    sbx_cls = models.model_class(cfg)
+    assert "optimize_memory_usage" in cfg.algo and "optimize_memory_usage" not in jax_models.arguments(cfg, sbx_cls)
     with open_dict(cfg):
         cfg.algo.target_update_interval = 2
-    (problem, fix), *_ = jax_models.problems(cfg)
+    (problem, fix), *_ = jax_models.problems(cfg, sbx_cls)
     assert problem == "algo.target_update_interval=2: SBX's SAC (algo.backend=jax) has no target_update_interval"
     assert fix == "leave algo.target_update_interval at SB3's default (1), or use algo.backend=torch"
 

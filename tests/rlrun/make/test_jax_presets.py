@@ -11,7 +11,7 @@ import pytest
 from omegaconf import DictConfig, open_dict
 
 from rlrun.checks import preflight, rules
-from rlrun.config.errors import UserError
+from rlrun.config.errors import UserError, raise_if
 from rlrun.make import models, vec_envs
 from tests.rlrun.helpers import compose_config
 
@@ -48,10 +48,12 @@ def _config(preset: str) -> DictConfig:
 
 def _checked(cfg: DictConfig) -> None:
     """The checks of a run before training: config, then the fit to one env copy's spaces."""
-    algo_cls = preflight.config_checks(cfg)
+    preflight.config_checks(cfg)
+    model_cls = models.model_class(cfg)
+    algo_cls = preflight.algorithm_checks(cfg, model_cls)
     probe = vec_envs.make_env(cfg)
     try:
-        rules.raise_if(rules.fit_problems(cfg, probe, algo_cls, models.uses_her(cfg)))
+        raise_if(rules.fit_problems(cfg, probe, algo_cls, models.uses_her(cfg), model_cls))
     finally:
         probe.close()
 
