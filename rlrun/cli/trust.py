@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rlrun.config.errors import UserError, report_user_errors
-from rlrun.record import signatures
+from rlrun.record import regular_files, signatures
 
 
 def _runs(folders: list[Path]) -> list[Path]:
@@ -30,6 +30,8 @@ def _runs(folders: list[Path]) -> list[Path]:
                 "give a run folder, or a sweep's folder under outputs/sweeps/",
             )
         runs += found
+    for run_dir in runs:  # before anything is read: a FIFO is never waited on, a hard link never signed
+        regular_files.check_folder(run_dir, f"rlrun-trust {run_dir}")
     return list(dict.fromkeys(runs))
 
 

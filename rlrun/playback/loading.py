@@ -15,7 +15,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from rlrun.config.errors import UserError
 from rlrun.make import models, vec_envs
 from rlrun.playback import received
-from rlrun.record import signatures
+from rlrun.record import regular_files, signatures
 from rlrun.record.fields import config_problem, read_config
 from rlrun.record.formats import read_json
 from rlrun.run import snapshots
@@ -112,6 +112,9 @@ def load_run(
         model_path, stats = _find_model(run_dir, str(snapshot), data_only=True)
         data_only = True
         log.warning("%s is not trusted: read as data only (installed configs, its plain values)", run_dir)
+    for path in (model_path, stats):  # a link to /dev/zero would be read for ever
+        if path is not None:
+            regular_files.check_regular(path)
     configure_torch(cfg)
     env = vec_envs.make_eval_env(cfg, render_mode, seed, stats, n_envs=n_envs)
     try:

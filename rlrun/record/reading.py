@@ -1,8 +1,8 @@
 """Readers with limits for the files of a run folder (YAML, JSON, CSV), which may come from anyone.
 
-A file is read only as a regular file (never through a symbolic link), only up to a size, and its YAML or
-JSON only up to a nesting depth and, for YAML, a number of nodes once its aliases are expanded (a 1 KB
-"billion laughs" document expands to billions). A file over a bound raises :class:`OverBound` (a
+A file is read only as a regular file with one name (never through a link, never a FIFO or a device), only up to
+a size, and its YAML or JSON only up to a nesting depth and, for YAML, a number of nodes once its aliases are
+expanded (a 1 KB "billion laughs" document expands to billions). A file over a bound raises :class:`OverBound` (a
 ``ValueError``): its reader counts it as damaged, never hangs or raises a ``RecursionError``.
 """
 
@@ -29,11 +29,12 @@ class OverBound(ValueError):
 
 def read_text(path: Path, limit: int = MAX_TEXT_BYTES) -> str:
     """The text of the regular file ``path`` (UTF-8), at most ``limit`` bytes. Raises ``FileNotFoundError``
-    when it is missing, :class:`OverBound` when it is larger, a link or not a regular file."""
+    when it is missing, :class:`OverBound` when it is larger, a link (symbolic or hard) or not a regular file (a
+    FIFO is refused without waiting on it: :func:`rlrun.record.regular_files.open_regular`)."""
     try:
         fd = open_regular(path, os.O_RDONLY)
-    except NotRegularFile:
-        raise OverBound(f"{path.name} is a symbolic link or not a regular file") from None
+    except NotRegularFile as refused:
+        raise OverBound(f"{path.name} is {refused.what}, not a regular file with one name") from None
     with os.fdopen(fd, "rb") as file:
         if os.fstat(file.fileno()).st_size > limit:
             raise OverBound(f"{path.name} is larger than {limit >> 20} MiB")

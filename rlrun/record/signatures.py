@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from rlrun.config.errors import UserError
-from rlrun.record import formats
+from rlrun.record import formats, regular_files
 from rlrun.record.formats import write_json
 
 KEY_ENV = "RLRUN_TRUST_KEY"
@@ -35,6 +35,10 @@ RUN_FILES = ("config.yaml", "run.json", "model.zip", "vecnormalize.pkl", "vecnor
 PICKLES = ("model.zip", "vecnormalize.pkl", "state.pkl", "replay_buffer.pkl")  # loading these runs code
 SIGNATURE = "signature"
 RUN = "run"  # what a manifest names its run by: {"id": ..., "config": ...}
+# run.json's fields that decide what a resume trains and how a table counts the run: the run manifest signs them
+# beside run.json's checksum (under RECORD), so a `running` record's unsigned rewrites can be told to be progress
+DECIDING = ("status", "total_timesteps", "budgets", "resume_mode", "config_hash")
+RECORD = "record"
 TRUST_COMMAND = "rlrun-trust"
 
 
@@ -108,9 +112,10 @@ def check_key_file(path: Path) -> None:
 
 
 def sha256(path: Path) -> str:
-    """The sha256 of a file's bytes, read in blocks."""
+    """The sha256 of a file's bytes, read in blocks; only of a regular file with one name (a link to
+    ``/dev/zero`` would be read for ever: :class:`rlrun.record.regular_files.NotRegularFile`)."""
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
+    with os.fdopen(regular_files.open_regular(path, os.O_RDONLY), "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -163,8 +168,8 @@ def sign_run(run_dir: Path) -> None:
     old = _read(run_dir / RUN_MANIFEST)
     named = _identity(old)
     run = {"id": named["id"] if named else secrets.token_hex(8), "config": config_identity(run_dir)}
-    files = {name: sha256(run_dir / name) for name in RUN_FILES if (run_dir / name).is_file()}
-    write_json(run_dir / RUN_MANIFEST, signed({RUN: run, "files": files}))
+    files = {name: sha256(run_dir / name) for name in RUN_FILES if os.path.lexists(run_dir / name)}
+    write_json(run_dir / RUN_MANIFEST, signed({RUN: run, "files": files, RECORD: _deciding(run_dir)}))
     if named is None and verifies(old):
         _sign_snapshots(run_dir, run, only_verified=True)
 
@@ -176,7 +181,14 @@ def sign_record(run_dir: Path) -> None:
     if not verifies(data) or not isinstance(data.get("files"), dict) or not (run_dir / "run.json").is_file():
         return
     data["files"]["run.json"] = sha256(run_dir / "run.json")
+    data[RECORD] = _deciding(run_dir)
     write_json(run_dir / RUN_MANIFEST, signed(data))
+
+
+def _deciding(run_dir: Path) -> dict[str, Any] | None:
+    """The :data:`DECIDING` fields of ``run_dir``'s ``run.json`` as it is now (None: no readable record)."""
+    record = formats.read_json(run_dir / "run.json")
+    return None if record is None else {name: record.get(name) for name in DECIDING}
 
 
 def signed_snapshot(run_dir: Path, manifest: dict[str, Any]) -> dict[str, Any]:
@@ -252,23 +264,60 @@ def check_run(run_dir: Path, names: tuple[str, ...], what: str) -> None:
         raise not_trusted(run_dir, f"it has no signed {RUN_MANIFEST}", what)
     if not verifies(data) or not isinstance(data.get("files"), dict):
         raise not_trusted(run_dir, f"its {RUN_MANIFEST} is not signed with your trust key ({key_path()})", what)
-    for name in names:
-        if (run_dir / name).is_file() and data["files"].get(name) != sha256(run_dir / name):
+    for name in names:  # a present file that is not regular (a link, a FIFO) is refused, never skipped
+        if os.path.lexists(run_dir / name) and data["files"].get(name) != sha256(run_dir / name):
             raise not_trusted(run_dir, f"{name} changed after it was signed", what)
 
 
-def check_record(run_dir: Path, what: str) -> None:
-    """Refuse (exit 2) a ``run.json`` changed after it was signed, unless it says ``running``: a run killed
-    (SIGKILL) after a rewrite it had no time to sign is interrupted, not tampered with. Folders signed before
-    manifests named runs signed ``run.json`` only now and then, and are not checked."""
+def unsigned_record(run_dir: Path) -> str | None:
+    """Why ``run_dir``'s ``run.json`` is not signed under this user's key, or None when it is: the run manifest
+    verifies and covers it as it is, or it says ``running`` and differs from the signed record in progress only
+    (steps, seconds, times: a run rewrites its record as it goes and signs it when its status changes). A
+    ``running`` record's :data:`DECIDING` fields must be the signed ones; a manifest signed before it held them
+    has ``total_timesteps`` (and the last of ``budgets``) checked against the signed ``config.yaml``. Folders
+    signed before manifests named runs signed ``run.json`` only now and then: their signature is enough."""
     data = _read(run_dir / RUN_MANIFEST)
-    if _identity(data) is None or not (run_dir / "run.json").is_file():
-        return
-    if data["files"].get("run.json") == sha256(run_dir / "run.json"):
-        return
+    if not verifies(data) or not isinstance(data.get("files"), dict):
+        return f"it has no {RUN_MANIFEST} signed with your trust key"
+    if _identity(data) is None or data["files"].get("run.json") == sha256(run_dir / "run.json"):
+        return None
     record = formats.read_json(run_dir / "run.json")
     if record is None or record.get("status") != "running":
-        raise not_trusted(run_dir, "run.json changed after it was signed", what)
+        return "run.json changed after it was signed"
+    signed_fields = data.get(RECORD)
+    if isinstance(signed_fields, dict):
+        changed = [name for name in DECIDING if record.get(name) != signed_fields.get(name)]
+    else:
+        changed = _changed_from_config(run_dir, record)
+    if changed:
+        return (
+            f"run.json's {', '.join(changed)} changed after it was signed (a running record may change its progress "
+            "unsigned, never what decides training)"
+        )
+    return None
+
+
+def _changed_from_config(run_dir: Path, record: dict[str, Any]) -> list[str]:
+    """What of a ``running`` record, signed before manifests held :data:`DECIDING`, differs from its signed
+    ``config.yaml``: ``total_timesteps``, and the last of ``budgets`` (each the config's budget)."""
+    config = formats.read_yaml(run_dir / "config.yaml")
+    total = config.get("total_timesteps") if isinstance(config, dict) else None
+    budgets = record.get("budgets")
+    changed = ["total_timesteps"] if record.get("total_timesteps") != total else []
+    if budgets is not None and not (isinstance(budgets, list) and budgets and budgets[-1] == total):
+        changed.append("budgets")
+    return changed
+
+
+def check_record(run_dir: Path, what: str) -> None:
+    """Refuse (exit 2) a ``run.json`` changed after it was signed (:func:`unsigned_record`), unless it says
+    ``running`` and what changed is progress: a run killed (SIGKILL) after a rewrite it had no time to sign is
+    interrupted, not tampered with; a received record that says more (another budget, resume mode or status) is
+    not trusted. The run manifest itself is :func:`check_run`'s."""
+    if not os.path.lexists(run_dir / "run.json") or not verifies(_read(run_dir / RUN_MANIFEST)):
+        return
+    if (reason := unsigned_record(run_dir)) is not None:
+        raise not_trusted(run_dir, reason, what)
 
 
 def check_snapshots(run_dir: Path, snapshots: list[Path], what: str) -> None:
@@ -300,7 +349,9 @@ def run_folders(folder: Path) -> list[Path]:
 
 def trust_folder(run_dir: Path) -> int:
     """Sign a reviewed run folder: its run manifest over the files as they are now, and each snapshot's manifest
-    as it is (so a snapshot whose files do not match their checksums stays damaged). Returns the snapshots signed."""
+    as it is (so a snapshot whose files do not match their checksums stays damaged). Returns the snapshots signed.
+    A folder holding a link or a special file is refused (:func:`rlrun.record.regular_files.check_folder`)."""
+    regular_files.check_folder(run_dir, f"{TRUST_COMMAND} {run_dir}")
     sign_run(run_dir)
     run = identity(run_dir)
     assert run is not None  # just signed

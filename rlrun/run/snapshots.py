@@ -37,7 +37,7 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 
 from rlrun.config.upgrade import load_pickle
 from rlrun.make.vec_envs import save_statistics
-from rlrun.record import formats, signatures
+from rlrun.record import formats, reading, signatures
 from rlrun.record.fields import manifest_problem
 from rlrun.record.formats import remove_partial_writes, writing
 from rlrun.record.signatures import sha256 as _sha256  # tests count the hashing through this name
@@ -147,7 +147,9 @@ def save_snapshot(
 
 
 def manifest(snapshot: Path) -> dict[str, Any]:
-    return json.loads((snapshot / MANIFEST).read_text())
+    """The snapshot's manifest, read within bounds as a regular file (a FIFO is refused, never waited on)."""
+    data: dict[str, Any] = reading.load_json(snapshot / MANIFEST)
+    return data
 
 
 def listed(snapshot: Path, name: str) -> bool:

@@ -86,3 +86,21 @@ def test_a_key_file_others_can_read_is_refused_with_the_fix(tmp_path: Path, monk
     out, err = process.communicate(timeout=60)
     assert process.returncode == 2 and f"chmod 600 {key}" in err and "will run" not in out
     assert not (folder / signatures.RUN_MANIFEST).exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "hard link"])
+@pytest.mark.parametrize("name", ["run.json", "config.yaml"])
+def test_a_folder_holding_a_fifo_or_a_hard_link_is_refused_at_once_and_never_signed(
+    tmp_path: Path, name: str, kind: str
+) -> None:
+    folder = run_folder(tmp_path / "run", signed=False)
+    if kind == "fifo":
+        (folder / name).unlink()
+        os.mkfifo(folder / name)
+    else:
+        os.link(folder / name, tmp_path / "outside")
+    process = trust([str(folder), "--yes"])
+    _, err = process.communicate(timeout=60)  # the hang guard: a FIFO read would wait for ever
+    assert process.returncode == 2 and "Traceback" not in err, err
+    assert f"which rlrun never reads or writes: {name}" in err, err
+    assert not (folder / signatures.RUN_MANIFEST).exists()

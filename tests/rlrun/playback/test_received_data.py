@@ -3,6 +3,7 @@ only its plain values are taken, and a folder naming code of its own is refused 
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -140,3 +141,47 @@ def test_a_third_party_id_of_env_gym_evaluates_as_data(tmp_path: Path) -> None:
     run_dir = received(tmp_path, "env=gym", "env.id=Acrobot-v1", "algo=a2c")
     done = rlrun_eval(run_dir, tmp_path)
     assert done.returncode == 0 and "read as data only" in done.stderr, done.stderr
+
+
+def _special_files(run_dir: Path, damage: str) -> None:
+    """Turn ``run_dir``'s model files into what a received folder may hold instead: links to ``/dev/zero`` (a file
+    without end) or FIFOs (a file no one writes)."""
+    snapshots = sorted((run_dir / "snapshots").glob("step-*"))
+    if damage == "model.zip linked to /dev/zero":
+        (run_dir / "model.zip").unlink()
+        (run_dir / "model.zip").symlink_to("/dev/zero")
+        return
+    (run_dir / "model.zip").unlink()  # the snapshots are read instead
+    for snapshot in snapshots:
+        if damage == "snapshot manifest a FIFO":
+            (snapshot / "manifest.json").unlink()
+            os.mkfifo(snapshot / "manifest.json")
+        else:  # a file its manifest lists
+            (snapshot / "model.zip").unlink()
+            (snapshot / "model.zip").symlink_to("/dev/zero")
+
+
+SPECIAL = {
+    "model.zip linked to /dev/zero": "model.zip is a symbolic link",
+    "snapshot manifest a FIFO": "has no model to evaluate",
+    "manifest entry linked to /dev/zero": "model.zip is a symbolic link",
+}
+
+
+@pytest.mark.parametrize("trusted", [False, True], ids=["received", "own"])
+@pytest.mark.parametrize("damage", SPECIAL)
+def test_links_to_devices_and_fifos_are_refused_at_once(
+    gridworld: Path, tmp_path: Path, damage: str, trusted: bool
+) -> None:
+    run_dir = tmp_path / "run"
+    shutil.copytree(gridworld.parent / "own" if trusted else gridworld, run_dir, symlinks=True)
+    _special_files(run_dir, damage)
+    done = subprocess.run(
+        [sys.executable, "-m", "rlrun.cli.eval", str(run_dir), "--episodes", "1"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,  # the hang guard: hashing /dev/zero, or a FIFO's reader, never ends
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert SPECIAL[damage] in done.stderr, done.stderr

@@ -45,7 +45,18 @@ def huge_file(path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "damage", ["alias bomb", "nested run.json", "nested config.yaml", "linked eval.csv", "huge eval.csv"]
+    "damage",
+    [
+        "alias bomb",
+        "nested run.json",
+        "nested config.yaml",
+        "linked eval.csv",
+        "huge eval.csv",
+        "fifo run.json",
+        "fifo config.yaml",
+        "fifo eval.csv",
+        "hard-linked run.json",
+    ],
 )
 def test_rlrun_table_leaves_a_run_over_a_bound_out_with_one_warning(tmp_path: Path, damage: str) -> None:
     runs = tmp_path / "runs"
@@ -61,6 +72,11 @@ def test_rlrun_table_leaves_a_run_over_a_bound_out_with_one_warning(tmp_path: Pa
         huge_file(tmp_path / "outside.csv")
         (bad / "eval.csv").unlink()
         (bad / "eval.csv").symlink_to(tmp_path / "outside.csv")
+    elif damage.startswith("fifo"):  # never waited on: run() times out (the hang guard) if it is
+        (bad / damage.split()[1]).unlink()
+        os.mkfifo(bad / damage.split()[1])
+    elif damage == "hard-linked run.json":
+        os.link(bad / "run.json", tmp_path / "outside.json")
     else:
         huge_file(bad / "eval.csv")
     done = run(["-m", "rlrun.cli.table", str(runs), "--out", str(tmp_path / "out")], tmp_path)
@@ -87,3 +103,15 @@ def test_resume_refuses_a_file_over_a_bound(stopped: Path, tmp_path: Path, damag
     done = run(["-m", "rlrun", f"resume={run_dir}"], tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert not os.path.exists(run_dir / ".lock")
+
+
+@pytest.mark.parametrize("name", ["run.json", "config.yaml", "eval.csv"])
+def test_resume_refuses_a_fifo_at_once(stopped: Path, tmp_path: Path, name: str) -> None:
+    run_dir = tmp_path / "run"
+    shutil.copytree(stopped, run_dir)
+    (run_dir / name).unlink()
+    os.mkfifo(run_dir / name)
+    done = run(["-m", "rlrun", f"resume={run_dir}"], tmp_path)  # its timeout is the hang guard
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert name in done.stderr and "FIFO" in done.stderr, done.stderr
+    assert not os.path.lexists(run_dir / ".lock")

@@ -123,3 +123,70 @@ def test_rlrun_trust_refuses_what_is_not_a_run_folder(tmp_path: Path, name: str,
     assert done.returncode == 2 and f"rlrun-trust: error: {tmp_path / name}" in done.stderr
     assert message in done.stderr and "Traceback" not in done.stderr
     assert sorted(os.listdir(tmp_path)) == ["empty"]
+
+
+def killed_while_running(tmp_path: Path, manifest_holds_fields: bool = True) -> Path:
+    """A run folder whose signed record says ``running`` (a run killed while it trained); with
+    ``manifest_holds_fields`` False, its run manifest as an rlrun signed it before it held run.json's fields."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "config.yaml").write_text("seed: 0\ntotal_timesteps: 600\n")
+    record = {"status": "running", "total_timesteps": 600, "timesteps": 200, "resume_mode": "exact"}
+    (folder / "run.json").write_text(json.dumps({**record, "config_hash": "a" * 64}))
+    signatures.sign_run(folder)
+    if not manifest_holds_fields:
+        manifest = json.loads((folder / signatures.RUN_MANIFEST).read_text())
+        del manifest[signatures.RECORD]
+        (folder / signatures.RUN_MANIFEST).write_text(json.dumps(signatures.signed(manifest)))
+    return folder
+
+
+FORGED = {"total_timesteps": 1400, "budgets": [600, 1400], "resume_mode": "restart_episodes"}
+
+
+@pytest.mark.parametrize("holds_fields", [True, False], ids=["manifest-with-fields", "older-manifest"])
+@pytest.mark.parametrize(
+    ("change", "refused"),
+    [
+        ({"timesteps": 400, "wall_s": 3.5, "updated": "2026-11-23T12:00:00+0000"}, None),  # progress
+        ({"total_timesteps": 1400}, "total_timesteps"),
+        ({"budgets": [600, 1400]}, "budgets"),
+        ({"resume_mode": "restart_episodes"}, "resume_mode"),
+        (FORGED, "total_timesteps, budgets, resume_mode"),
+        ({"status": "completed", "final": {"mean_return": 99.0}}, "run.json changed after it was signed"),
+    ],
+    ids=["progress", "budget", "budgets", "resume-mode", "all-three", "completed"],
+)
+def test_a_running_record_may_change_its_progress_unsigned_never_what_decides_training(
+    tmp_path: Path, change: dict, refused: str | None, holds_fields: bool
+) -> None:
+    folder = killed_while_running(tmp_path, holds_fields)
+    record = json.loads((folder / "run.json").read_text())
+    (folder / "run.json").write_text(json.dumps({**record, **change}))
+    if refused is None:
+        assert signatures.unsigned_record(folder) is None
+        signatures.check_record(folder, "resume")
+        return
+    if not holds_fields and change.keys() == {"resume_mode"}:  # an older manifest cannot tell: as before
+        assert signatures.unsigned_record(folder) is None
+        return
+    expected = refused if holds_fields or "changed" in refused else refused.replace(", resume_mode", "")
+    assert expected in str(signatures.unsigned_record(folder))
+    with pytest.raises(signatures.NotTrusted, match="not trusted"):
+        signatures.check_record(folder, "resume")
+
+
+def test_a_record_is_signed_with_the_fields_that_decide_training(tmp_path: Path) -> None:
+    folder = killed_while_running(tmp_path)
+    manifest = json.loads((folder / signatures.RUN_MANIFEST).read_text())
+    assert manifest[signatures.RECORD] == {
+        "status": "running",
+        "total_timesteps": 600,
+        "budgets": None,
+        "resume_mode": "exact",
+        "config_hash": "a" * 64,
+    }
+    (folder / "run.json").write_text(json.dumps({"status": "interrupted", "total_timesteps": 600}))
+    signatures.sign_record(folder)
+    assert json.loads((folder / signatures.RUN_MANIFEST).read_text())[signatures.RECORD]["status"] == "interrupted"
+    assert signatures.unsigned_record(folder) is None

@@ -33,19 +33,25 @@ def copy_of(stopped: Path, tmp_path: Path) -> tuple[Path, Path]:
     return run_dir, outside
 
 
+@pytest.mark.parametrize("link", ["symbolic", "hard"])
 @pytest.mark.parametrize("trusted", [True, False], ids=["own", "received"])
-def test_a_lock_link_to_a_file_outside_is_never_written(stopped: Path, tmp_path: Path, trusted: bool) -> None:
+def test_a_lock_link_to_a_file_outside_is_never_written(
+    stopped: Path, tmp_path: Path, trusted: bool, link: str
+) -> None:
     run_dir, outside = copy_of(stopped, tmp_path)
-    (run_dir / lock.LOCK_NAME).symlink_to(outside)
+    if link == "symbolic":
+        (run_dir / lock.LOCK_NAME).symlink_to(outside)
+    else:  # the same file system: the file itself, under a second name
+        os.link(outside, run_dir / lock.LOCK_NAME)
     if not trusted:
         (run_dir / signatures.RUN_MANIFEST).unlink()
     done = cli(["-m", "rlrun", f"resume={run_dir}"], tmp_path)
     assert outside.read_text() == OUTSIDE
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
-    assert ("symbolic links" if trusted else "not trusted") in done.stderr
+    assert (f".lock (a {link} link" if trusted else "not trusted") in done.stderr, done.stderr
     with pytest.raises(UserError):
         resume(run_dir, progress_bar="false")
-    assert outside.read_text() == OUTSIDE and (run_dir / lock.LOCK_NAME).is_symlink()
+    assert outside.read_text() == OUTSIDE and os.path.samefile(outside, run_dir / lock.LOCK_NAME)
 
 
 def test_the_lock_itself_is_never_taken_through_a_link(tmp_path: Path) -> None:
@@ -94,3 +100,20 @@ def test_a_running_record_whose_pid_is_another_process_resumes_when_the_lock_is_
     done = cli(["-m", "rlrun", f"resume={run_dir}", "progress_bar=false"], tmp_path)
     assert done.returncode == 0 and "kill 1" not in done.stderr, done.stderr
     assert status(run_dir) == "completed"
+
+
+def test_a_received_running_record_that_names_another_budget_or_mode_is_not_trusted(
+    stopped: Path, tmp_path: Path
+) -> None:
+    run_dir, _ = copy_of(stopped, tmp_path)
+    record = json.loads((run_dir / "run.json").read_text())
+    record.update(status="running")
+    (run_dir / "run.json").write_text(json.dumps(record))
+    signatures.trust_folder(run_dir)  # a run of this user's, killed while it trained
+    forged = {**record, "total_timesteps": 1400, "budgets": [600, 1400], "resume_mode": "restart_episodes"}
+    (run_dir / "run.json").write_text(json.dumps(forged))  # unsigned, as a running record may be
+    done = cli(["-m", "rlrun", f"resume={run_dir}", "progress_bar=false"], tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "not trusted" in done.stderr and "total_timesteps, budgets, resume_mode changed" in done.stderr
+    assert json.loads((run_dir / "run.json").read_text()) == forged  # nothing trained, nothing signed
+    assert signatures.unsigned_record(run_dir) is not None

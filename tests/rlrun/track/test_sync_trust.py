@@ -73,6 +73,16 @@ def test_only_regular_files_inside_the_folder_are_sent(own: Path, tmp_path: Path
     assert sent(store) == ["config.yaml"]
 
 
+def test_a_hard_linked_lock_is_refused_and_the_file_it_names_never_written(own: Path, tmp_path: Path) -> None:
+    run_dir, store = tmp_path / "run", f"sqlite:///{tmp_path / 'mlflow.db'}"
+    shutil.copytree(own, run_dir)
+    (tmp_path / "mine.txt").write_text(SECRET)
+    (run_dir / ".lock").hardlink_to(tmp_path / "mine.txt")  # the same file system: the file itself
+    with pytest.raises(UserError, match=r"\.lock \(a hard link"):
+        sync_run(run_dir, tracking_uri=store)
+    assert (tmp_path / "mine.txt").read_text() == SECRET and not (tmp_path / "mlflow.db").exists()
+
+
 def test_the_server_is_the_users_never_the_folders(own: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run_dir, named, chosen = tmp_path / "run", tmp_path / "named.db", tmp_path / "chosen.db"
     shutil.copytree(own, run_dir)
