@@ -92,6 +92,15 @@ def shown(value: Any) -> str:
     return text if len(text) <= 60 else f"{text[:57]}..."
 
 
+def as_text(value: Any) -> str:
+    """A name from a record (an env, an override, a host, a folder) as text to show: ``str(value)`` with each
+    character that is not printable (control characters such as a newline or a terminal's escape, line and
+    paragraph separators, direction marks) escaped as Python writes it (``\\n``, ``\\x1b``), so that it can
+    neither clear or move a terminal's screen nor break a line of a table."""
+    text = str(value)
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def record_problem(record: Any, required: Iterable[str] = REQUIRED) -> str | None:
     """What makes ``record`` (a parsed ``run.json``) unusable, naming the field: a field of ``required`` that is
     missing, or any field of :data:`FIELDS` of the wrong type; None when it can be used."""

@@ -154,7 +154,7 @@ def render_markdown(document: dict[str, Any]) -> str:
     header = ["aggregate", "tasks", "runs", *(f"{LABELS[s]} [95% CI]" for s in STATISTICS)]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in document["rows"]:
-        cells = [f"`{row['group']}`", str(row["tasks"]), str(row["runs"])]
+        cells = [outputs.code(row["group"]), str(row["tasks"]), str(row["runs"])]
         lines.append("| " + " | ".join(cells + [_estimate(row, s) for s in STATISTICS]) + " |")
     lines += ["", "| aggregate | task (table group) | runs | random | reference (from) | mean normalised score |"]
     lines.append("|---|---|---|---|---|---|")
@@ -165,7 +165,8 @@ def render_markdown(document: dict[str, Any]) -> str:
             mean = sum(run["normalised"] for run in task["runs"]) / len(task["runs"])
             reference = f"{_score(task['reference'])} ({task['reference_from']})"
             lines.append(
-                f"| `{group['group']}` | `{task['group']}` | {len(task['runs'])} | {_score(task['random'])}"
+                f"| {outputs.code(group['group'])} | {outputs.code(task['group'])} | {len(task['runs'])}"
+                f" | {_score(task['random'])}"
                 f" | {reference} | {mean:.2f} |"
             )
     references = document["references"]
@@ -179,7 +180,8 @@ def render_markdown(document: dict[str, Any]) -> str:
         + f". Statistics ({DASH}: fewer than 2 runs): {document['method']}.",
     ]
     for left in document["left_out"]:
-        lines += ["", f"Left out: {left['runs']} run(s) of {left['env_id']} (no {' or '.join(left['missing'])})."]
+        missing = " or ".join(left["missing"])
+        lines += ["", f"Left out: {left['runs']} run(s) of {outputs.plain(left['env_id'])} (no {missing})."]
     prov = document["provenance"]
     tools = ", ".join(f"{name} {version}" for name, version in prov["packages"].items())
     commit = f" (git {prov['git'][:12]})" if prov["git"] else ""

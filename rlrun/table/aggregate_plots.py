@@ -14,6 +14,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from rlrun.table.aggregate import STATISTICS
+from rlrun.table.plots import literal
 
 _STYLE: dict[str, Any] = {"path.simplify": False, "font.size": 9}
 _TITLES = {"iqm": "IQM", "median": "Median", "mean": "Mean", "optimality_gap": "Optimality gap"}
@@ -34,7 +35,7 @@ def plot_profiles(document: dict[str, Any], path: Path) -> Path:
         for index, row in enumerate(document["rows"]):
             profile = document["profiles"]["groups"][row["group"]]
             colour = f"C{index % 10}"
-            ax.plot(taus, profile["fraction"], color=colour, label=f"{row['group']} ({row['runs']} runs)")
+            ax.plot(taus, profile["fraction"], color=colour, label=literal(f"{row['group']} ({row['runs']} runs)"))
             if profile["low"] is not None:
                 ax.fill_between(taus, profile["low"], profile["high"], color=colour, alpha=0.2, linewidth=0)
         for tau, text in ((0.0, "random"), (1.0, "reference")):
@@ -66,6 +67,6 @@ def plot_estimates(document: dict[str, Any], path: Path) -> Path:
             ax.set_title(_TITLES[statistic])
             ax.set_xlabel("normalised score")
             ax.grid(axis="x", alpha=0.3)
-        axes[0].set_yticks(range(len(rows)), [row["group"] for row in reversed(rows)])
+        axes[0].set_yticks(range(len(rows)), [literal(row["group"]) for row in reversed(rows)])
         axes[0].set_ylim(-0.6, len(rows) - 0.4)
         return _save(figure, path)

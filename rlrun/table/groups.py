@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from rlrun.config.errors import UserError
 from rlrun.config.keys import ABSENT, override_key, training_overrides
-from rlrun.record.fields import shown
+from rlrun.record import reading, signatures
+from rlrun.record.fields import as_text, shown
 from rlrun.table.runs import Group, Run
 
 log = logging.getLogger("rlrun.table")
@@ -29,14 +31,15 @@ def group_runs(runs: Sequence[Run], by: Sequence[str] | None = None) -> list[Gro
         _check_by(runs, by)
     members: dict[tuple[Any, ...], list[Run]] = {}
     for run in runs:
-        identity = (run.env, run.record["env_id"], run.algo, run.record["total_timesteps"])
+        identity = (run.env, run.env_id, run.algo, run.record["total_timesteps"])
         rest = (run.record["config_hash"],) if by is None else tuple(_dump(run.value(key)) for key in by)
         members.setdefault(identity + rest, []).append(run)
     groups = []
     for key, group_runs_ in members.items():
         ordered = sorted(group_runs_, key=lambda run: (run.record["seed"], str(run.folder.resolve())))
         group = Group(env=key[0], env_id=key[1], algo=key[2], total_timesteps=key[3], runs=ordered)
-        group.overrides = _by_overrides(ordered[0], by) if by is not None else _common_overrides(ordered)
+        overrides = _by_overrides(ordered[0], by) if by is not None else _common_overrides(ordered)
+        group.overrides = [as_text(override) for override in overrides]
         groups.append(group)
     _name(groups, keep_all=by is not None)
     _count_planned(groups)
@@ -121,8 +124,9 @@ def _name(groups: list[Group], keep_all: bool) -> None:
     for same in names.values():
         if len(same) > 1:  # e.g. the same overrides over two versions of a preset
             for group in same:
-                group.overrides.append(f"config={group.runs[0].record['config_hash'][:8]}")
-                group.name = f"{group.name} config={group.runs[0].record['config_hash'][:8]}"
+                config = as_text(group.runs[0].record["config_hash"][:8])
+                group.overrides.append(f"config={config}")
+                group.name = f"{group.name} config={config}"
 
 
 def _sort_value(text: str) -> tuple[int, float, str]:
@@ -138,24 +142,31 @@ def _order(group: Group) -> tuple[Any, ...]:
     return (group.env, group.algo, group.total_timesteps, overrides, group.name)
 
 
-def _sweep_jobs(run_dir: Path, cache: dict[Path, set[Path]]) -> set[Path]:
-    """The job folders listed in the ``sweep.json`` of the sweep holding ``run_dir`` (empty when none)."""
+Plans = dict[Path, tuple[set[Path], bool]]  # a sweep's folder -> its sweep.json's jobs, and whether it is signed
+
+
+def _sweep_jobs(run_dir: Path, cache: Plans) -> tuple[Path | None, set[Path], bool]:
+    """The ``sweep.json`` of the sweep holding ``run_dir`` (None when none), the job folders it lists, and whether
+    it is signed under this user's key (a sweep signs the one it writes)."""
     for folder in run_dir.resolve().parents:
-        if folder in cache:
-            return cache[folder]
         path = folder / "sweep.json"
-        if path.is_file():
-            try:
-                jobs = {(folder / job).resolve() for job in _job_folders(json.loads(path.read_text()))}
-            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-                log.warning("ignoring %s: it cannot be read (%s); seeds planned count the runs found", path, error)
-                jobs = set()
-            except ValueError as error:
-                log.warning("ignoring %s: %s; seeds planned count the runs found", path, error)
-                jobs = set()
-            cache[folder] = jobs
-            return jobs
-    return set()
+        if folder not in cache and os.path.lexists(path):
+            cache[folder] = _read_plan(path)
+        if folder in cache:
+            return path, *cache[folder]
+    return None, set(), True
+
+
+def _read_plan(path: Path) -> tuple[set[Path], bool]:
+    """The job folders a ``sweep.json`` lists, and whether it is signed; none when it cannot be read (said once)."""
+    try:
+        data = reading.load_json(path)  # within bounds, a regular file: a FIFO is never waited on
+        return {(path.parent / job).resolve() for job in _job_folders(data)}, signatures.verifies(data)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, reading.OverBound) as error:
+        log.warning("ignoring %s: it cannot be read (%s); seeds planned count the runs found", path, error)
+    except ValueError as error:
+        log.warning("ignoring %s: %s; seeds planned count the runs found", path, error)
+    return set(), True
 
 
 def _job_folders(data: Any) -> list[str]:
@@ -174,11 +185,16 @@ def _job_folders(data: Any) -> list[str]:
 
 
 def _count_planned(groups: list[Group]) -> None:
-    """Seeds planned: the group's runs of any status, plus the jobs ``sweep.json`` lists beside them."""
-    cache: dict[Path, set[Path]] = {}
+    """Seeds planned: the group's runs of any status, plus the jobs ``sweep.json`` lists beside them; a
+    ``sweep.json`` not signed that adds jobs is noted in ``group.unsigned_plans``."""
+    cache: Plans = {}
     for group in groups:
         folders = {run.folder.resolve() for run in group.runs}
         parents = {folder.parent for folder in folders}
         for run in group.runs:
-            folders |= {job for job in _sweep_jobs(run.folder, cache) if job.parent in parents}
+            path, jobs, signed = _sweep_jobs(run.folder, cache)
+            added = {job for job in jobs if job.parent in parents} - folders
+            folders |= added
+            if added and not signed and path is not None and path not in group.unsigned_plans:
+                group.unsigned_plans.append(path)
         group.planned = len(folders)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import rlrun
+from rlrun.record.fields import as_text
 from rlrun.record.formats import write_text
 from rlrun.record.provenance import package_version, source_commit
 from rlrun.table.runs import Run
@@ -50,10 +51,10 @@ def provenance(runs: Sequence[Run]) -> dict[str, Any]:
     versions: dict[str, set[str]] = {}
     for run in runs:
         for package, version in (run.record.get("versions") or {}).items():
-            versions.setdefault(str(package), set()).add(str(version))
+            versions.setdefault(as_text(package), set()).add(as_text(version))
 
     def values(field: str) -> list[str]:
-        return sorted({str(run.record[field]) for run in runs if run.record.get(field)})
+        return sorted({as_text(run.record[field]) for run in runs if run.record.get(field)})
 
     return {
         "rlrun": rlrun.__version__,
@@ -92,6 +93,21 @@ def render_json(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
 
 
+def code(text: str, cell: bool = True) -> str:
+    """``text`` as a Markdown code span: fenced with more backticks than it holds in a row, so none of its own
+    ends it; in a table ``cell``, its pipes escaped (GFM splits a row at every other pipe, in code spans too)."""
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    shown = text.replace("|", "\\|") if cell else text
+    return f"{fence}{pad}{shown}{pad}{fence}"
+
+
+def plain(text: str) -> str:
+    """``text`` (a name, already :func:`~rlrun.record.fields.as_text`) as plain Markdown: no HTML of its own, no
+    pipe that would end a cell."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+
+
 def _num(value: float | None, digits: int | None = None) -> str:
     """A score for reading: one decimal from 100 up, else two; ``–`` when it does not exist."""
     if value is None:
@@ -125,7 +141,7 @@ def _markdown_rows(rows: Sequence[dict[str, Any]]) -> list[str]:
     for row in rows:
         mean, std = row["return_mean"], row["return_std"]
         mean = DASH if mean is None else f"{_num(mean)} ± {_num(std, 1 if abs(mean) >= 100 else 2)}"
-        cells = [f"`{row['group']}`", f"{row['seeds_completed']}/{row['seeds_planned']}", mean]
+        cells = [code(row["group"]), f"{row['seeds_completed']}/{row['seeds_planned']}", mean]
         cells += [_iqm_cell(row, "return")] + ([_iqm_cell(row, "success")] if success else [])
         cells += [_steps_cell(row), _num(row["wall_s"], 1), _num(row["fps"], 0)]
         lines.append("| " + " | ".join(cells) + " |")
@@ -137,23 +153,23 @@ def _thresholds(groups: Sequence[dict[str, Any]]) -> str:
     for group in groups:
         if (target := group["threshold"]) is not None:
             kind = "success rate" if target["metric"] == "success_rate" else "return"
-            found[group["env_id"]] = f"{group['env_id']}: {kind} ≥ {target['value']:g}"
+            found[group["env_id"]] = f"{plain(group['env_id'])}: {kind} ≥ {target['value']:g}"
     return "; ".join(found[env] for env in sorted(found)) or "none known"
 
 
 def _footer(prov: dict[str, Any]) -> list[str]:
     runs = prov["runs"]
-    packages = ", ".join(f"{name} {' / '.join(found)}" for name, found in runs["versions"].items())
+    packages = plain(", ".join(f"{name} {' / '.join(found)}" for name, found in runs["versions"].items()))
     tools = ", ".join(f"{name} {version}" for name, version in prov["packages"].items())
     commit = f" (git {prov['git'][:12]})" if prov["git"] else ""
+    commits, hosts = plain(", ".join(c[:12] for c in runs["git"])), plain(", ".join(runs["hosts"]))
     lines = [
         f"<sub>Table by rlrun {prov['rlrun']}{commit} with {tools}. Runs: {packages or 'versions unknown'};"
-        f" git {', '.join(c[:12] for c in runs['git']) or 'unknown'}; hosts {', '.join(runs['hosts']) or 'unknown'}."
-        f" Commands:</sub>",
+        f" git {commits or 'unknown'}; hosts {hosts or 'unknown'}. Commands:</sub>",
         "",
     ]
     commands = runs["commands"]
-    lines += [f"- `{command}`" for command in commands[:MAX_COMMANDS_MD]] or ["- unknown"]
+    lines += [f"- {code(command, cell=False)}" for command in commands[:MAX_COMMANDS_MD]] or ["- unknown"]
     if len(commands) > MAX_COMMANDS_MD:
         lines.append(f"- and {len(commands) - MAX_COMMANDS_MD} more (table.json lists them all)")
     return lines
@@ -176,10 +192,12 @@ def render_markdown(document: dict[str, Any]) -> str:
         interval = DASH if compare["low"] is None else f"[{compare['low']:.2f}, {compare['high']:.2f}]"
         lines += [
             "",
-            f"Probability of improvement (final {compare['metric']}): P(`{compare['a']}` > `{compare['b']}`) ="
+            f"Probability of improvement (final {compare['metric']}): P({code(compare['a'], cell=False)} >"
+            f" {code(compare['b'], cell=False)}) ="
             f" {compare['probability']:.2f}, 95% CI {interval} (over all pairs of runs, ties count half;"
             " bootstrap over both groups' runs).",
         ]
+    lines += [line for note in document.get("notes", []) for line in ("", plain(note))]
     return "\n".join([*lines, "", *_footer(document["provenance"])]) + "\n"
 
 

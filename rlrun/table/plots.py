@@ -35,12 +35,19 @@ def _label(group: Group, groups: Sequence[Group], runs: int) -> str:
     name = group.name
     if len({g.env for g in groups}) == 1 and name.startswith(f"{group.env}-"):
         name = name[len(group.env) + 1 :]
-    return textwrap.fill(f"{name} (n={runs})", _LABEL_WIDTH, break_on_hyphens=False, subsequent_indent="  ")
+    text = textwrap.fill(f"{name} (n={runs})", _LABEL_WIDTH, break_on_hyphens=False, subsequent_indent="  ")
+    return literal(text)
+
+
+def literal(text: str) -> str:
+    """``text`` drawn as it is: matplotlib reads a pair of ``$`` as mathematics, which a name must not start."""
+    return text.replace("$", r"\$")
 
 
 def _curves(group: Group, metric: str) -> tuple[np.ndarray, np.ndarray] | None:
-    """Env steps (mean per evaluation index) and a runs x evaluations array of the group's completed runs."""
-    curves = [run.curve for run in group.completed if run.curve is not None and run.curve.timesteps]
+    """Env steps (mean per evaluation index) and a runs x evaluations array of the group's completed runs; a run
+    with an evaluation that is not finite is left out (the table's notes name it)."""
+    curves = [run.curve for run in group.completed if run.curve and run.curve.timesteps and run.curve.plottable]
     if metric == "success":
         curves = [c for c in curves if all(v is not None for v in c.success_rate)]
     if not curves:
@@ -64,7 +71,7 @@ def _panel(ax: Axes, env_id: str, groups: Sequence[Group], metric: str) -> None:
         if low is not None and high is not None:
             ax.fill_between(steps, low, high, color=colour, alpha=0.2, linewidth=0)
         drawn += 1
-    ax.set_title(env_id)
+    ax.set_title(literal(env_id))
     ax.set_xlabel("env steps")
     ax.set_ylabel(f"{_LABELS[metric]} (IQM, 95% CI)")
     ax.grid(alpha=0.3)

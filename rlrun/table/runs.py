@@ -4,12 +4,16 @@ A run folder holds ``run.json`` and ``config.yaml`` (DESIGN.md, "The run-directo
 single runs, sweeps, several sweeps at once, in folders whose names start with a dot too. A run whose record cannot
 be used (a truncated or hand-edited ``run.json``, a field of the wrong type in it or in ``config.yaml``, a completed
 run without ``eval.csv``) is left out with one warning line naming it, the file and the field; the others still make
-a table.
+a table. Copies of one run (the same run id, or the same ``run.json``) count once (:func:`distinct`); whether each
+record is signed under this user's key is noted (:attr:`Run.unsigned`). Names from a record are shown as text
+(:func:`rlrun.record.fields.as_text`).
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import math
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -20,11 +24,13 @@ from rlrun.config.errors import UserError
 from rlrun.config.keys import ABSENT
 from rlrun.config.resolvers import env_name
 from rlrun.config.upgrade import upgrade_container
-from rlrun.record import reading
-from rlrun.record.fields import parse_eval_csv, record_problem, shown
-from rlrun.record.formats import ATTEMPTS
+from rlrun.record import reading, signatures
+from rlrun.record.fields import as_text, parse_eval_csv, record_problem, shown
+from rlrun.record.formats import ATTEMPTS, read_json
 
 log = logging.getLogger("rlrun.table")
+
+MAX_SCORE = 1e100  # an evaluation beyond this is no return: the mean and interval of a few would overflow
 
 
 class Damaged(Exception):
@@ -39,6 +45,12 @@ class Curve:
     mean_return: tuple[float, ...]
     success_rate: tuple[float | None, ...]
 
+    @property
+    def plottable(self) -> bool:
+        """Whether every evaluation is a number a curve can draw: finite, within :data:`MAX_SCORE`."""
+        values = [*self.mean_return, *(s for s in self.success_rate if s is not None)]
+        return all(math.isfinite(v) and abs(v) <= MAX_SCORE for v in values)
+
 
 @dataclass
 class Run:
@@ -48,16 +60,22 @@ class Run:
     record: dict[str, Any]
     config: dict[str, Any]
     curve: Curve | None
+    unsigned: str | None = None  # why run.json is not signed under this user's key (None: it is)
+    run_id: str | None = None  # the id its run manifest names, signed or not
 
     @property
     def env(self) -> str:
         """The env's name in groups and panels: ``run.json``'s ``env``, or for a run whose record names a config
-        that takes any id (``gym``, from before runs were named after the id) the id (:func:`env_name`)."""
-        return env_name(self.record.get("env") or self.record["env_id"], self.record["env_id"])
+        that takes any id (``gym``, from before runs were named after the id) the id (:func:`env_name`); as text."""
+        return as_text(env_name(self.record.get("env") or self.record["env_id"], self.record["env_id"]))
+
+    @property
+    def env_id(self) -> str:
+        return as_text(self.record["env_id"])
 
     @property
     def algo(self) -> str:
-        return str(self.record.get("algo") or self.config["algo"]["_target_"].rsplit(".", 1)[-1].lower())
+        return as_text(self.record.get("algo") or self.config["algo"]["_target_"].rsplit(".", 1)[-1].lower())
 
     @property
     def completed(self) -> bool:
@@ -99,6 +117,7 @@ class Group:
     overrides: list[str] = field(default_factory=list)
     name: str = ""
     planned: int = 0
+    unsigned_plans: list[Path] = field(default_factory=list)  # sweep.json files not signed that add planned seeds
 
     @property
     def completed(self) -> list[Run]:
@@ -124,8 +143,29 @@ def find_runs(folders: Sequence[Path]) -> list[Run]:
             try:
                 runs[key] = read_run(run_dir)
             except Damaged as problem:
-                log.warning("leaving out %s: %s", run_dir, problem)
+                log.warning("leaving out %s: %s", as_text(run_dir), problem)
     return sorted(runs.values(), key=lambda run: str(run.folder.resolve()))
+
+
+def distinct(runs: Sequence[Run]) -> tuple[list[Run], list[tuple[Run, Run]]]:
+    """``runs`` with each run once, and each copy left out with the run it copies: folders whose run manifests
+    name the same run id, or whose ``run.json`` are equal, hold one run (copied, or copied and continued). Of
+    copies the furthest is kept: a completed one, then the one with the most steps, then the first folder."""
+
+    def furthest(run: Run) -> tuple[Any, ...]:
+        return (not run.completed, -(run.record.get("timesteps") or 0), str(run.folder.resolve()))
+
+    kept: dict[str, Run] = {}
+    copies = []
+    for run in sorted(runs, key=furthest):
+        keys = [f"record {json.dumps(run.record, sort_keys=True)}"] + ([f"id {run.run_id}"] if run.run_id else [])
+        original = next((kept[key] for key in keys if key in kept), None)
+        if original is not None:
+            copies.append((run, original))
+        for key in keys:
+            kept.setdefault(key, original or run)
+    unique = {id(run): run for run in kept.values()}.values()
+    return sorted(unique, key=lambda run: str(run.folder.resolve())), sorted(copies, key=lambda c: str(c[0].folder))
 
 
 def _searched(name: str) -> bool:
@@ -160,7 +200,23 @@ def read_run(folder: Path) -> Run:
     curve_path = folder / "eval.csv"
     if record["status"] == "completed" and not curve_path.is_file():
         raise Damaged("no eval.csv although run.json says completed")
-    return Run(folder, record, config, read_curve(curve_path) if curve_path.is_file() else None)
+    curve = read_curve(curve_path) if curve_path.is_file() else None
+    return Run(folder, record, config, curve, _unsigned(folder), _run_id(folder))
+
+
+def _unsigned(folder: Path) -> str | None:
+    """Why the run's ``run.json`` is not signed under this user's key (:func:`signatures.unsigned_record`)."""
+    try:
+        return signatures.unsigned_record(folder)
+    except (OSError, UserError) as error:  # changed meanwhile, or no key (one others may read is no key)
+        return f"its signature cannot be checked ({str(error).splitlines()[0]})"
+
+
+def _run_id(folder: Path) -> str | None:
+    """The run id the folder's run manifest names, read as data (copies of a run share it)."""
+    manifest = read_json(folder / signatures.RUN_MANIFEST) or {}
+    run = manifest.get(signatures.RUN)
+    return run["id"] if isinstance(run, dict) and isinstance(run.get("id"), str) else None
 
 
 def _check_record(record: Any) -> None:
@@ -170,6 +226,9 @@ def _check_record(record: Any) -> None:
         raise Damaged(problem)
     if record["status"] == "completed" and record.get("final") is None:
         raise Damaged("run.json says completed but has no 'final' (with its mean_return)")
+    for name, value in (record.get("final") or {}).items():
+        if name in ("mean_return", "success_rate") and value is not None and abs(value) > MAX_SCORE:
+            raise Damaged(f"run.json's final {name} is {shown(value)}, beyond ±{MAX_SCORE:g}: not a score")
 
 
 def _check_config(config: Any, record: dict[str, Any]) -> dict[str, Any]:

@@ -12,13 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from rlrun.config.errors import UserError
+from rlrun.record.fields import as_text
 from rlrun.record.formats import write_text
 from rlrun.table.aggregate import load_references
 from rlrun.table.aggregate_files import aggregate_document, check_out, write_aggregate
 from rlrun.table.groups import group_runs, note_continued
+from rlrun.table.notes import notes
 from rlrun.table.outputs import COLUMNS, provenance, render_csv, render_json, render_markdown
 from rlrun.table.plots import plot_curves
-from rlrun.table.runs import Group, Run, find_runs
+from rlrun.table.runs import Group, Run, distinct, find_runs
 from rlrun.table.stats import (
     configured_level,
     median,
@@ -38,7 +40,7 @@ def _integral(value: float | None) -> float | int | None:
 
 def _run_entry(run: Run, target: dict[str, Any] | None, out: Path) -> dict[str, Any]:
     return {
-        "folder": Path(os.path.relpath(run.folder.resolve(), out.resolve())).as_posix(),
+        "folder": as_text(Path(os.path.relpath(run.folder.resolve(), out.resolve())).as_posix()),
         "seed": run.record["seed"],
         "status": run.record["status"],
         "return": run.score("return"),
@@ -78,7 +80,7 @@ def _describe(group: Group, out: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         "env_id": group.env_id,
         "total_timesteps": group.total_timesteps,
         "overrides": group.overrides,
-        "config_hashes": sorted({run.record["config_hash"] for run in group.runs}),
+        "config_hashes": sorted({as_text(run.record["config_hash"]) for run in group.runs}),
         "threshold": target,
         "success_std": success["std"],
         "runs": runs,
@@ -140,7 +142,8 @@ def _compare(groups: Sequence[Group], names: tuple[str, str], metric: str) -> di
 
 def group_names(folders: Sequence[Path], by: Sequence[str] | None = None) -> list[str]:
     """The names of the groups a table of ``folders`` would have, in table order (what ``compare=`` takes)."""
-    return [group.name for group in group_runs(find_runs([Path(f) for f in folders]), list(by) if by else None)]
+    runs, _ = distinct(find_runs([Path(f) for f in folders]))
+    return [group.name for group in group_runs(runs, list(by) if by else None)]
 
 
 def write_tables(
@@ -171,7 +174,7 @@ def write_tables(
     checked = load_references(references) if aggregate else None
     if aggregate:
         check_out(out)
-    runs = find_runs(folders)
+    runs, copies = distinct(find_runs(folders))
     if not runs:
         raise UserError(
             f"no readable runs under {', '.join(map(str, folders))}", "see the warnings above for each run left out"
@@ -185,6 +188,7 @@ def write_tables(
         "rows": [row for row, _ in described],
         "groups": [entry for _, entry in described],
         "compare": _compare(groups, compare, metric) if compare is not None else None,
+        "notes": notes(runs, copies, groups, out),
         "provenance": provenance(runs),
     }
     aggregated = aggregate_document(groups, checked, out) if checked is not None else None
