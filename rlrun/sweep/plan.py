@@ -3,7 +3,9 @@
 A job's folder is its identity. Running the same sweep command again:
 
 - no run in the folder: ``train``;
-- a ``completed`` run of the same config: ``skip`` (its files, ``.hydra/`` included, are never touched);
+- a ``completed`` run of the same config: ``skip`` (its files, ``.hydra/`` included, are never touched); but
+  ``refuse`` when its ``run.json`` is not signed under this user's key (received, or edited since it ended): its
+  results are never counted as the sweep's without a word;
 - an ``interrupted`` run, or a ``running`` one whose process is gone, with a complete snapshot: ``resume``;
 - a ``failed`` run, or a stopped one without a snapshot: ``rerun`` from the start, the attempt kept under
   ``<job>/attempts/<k>/``;
@@ -93,11 +95,18 @@ def _has_snapshot(path: Path) -> bool:
 def _not_trusted(path: Path) -> str | None:
     """Why a stopped run may not be resumed here (its signatures do not verify under this user's key), or None."""
     try:
-        signatures.check_run(path, ("config.yaml",), f"resuming {path}")
-        signatures.check_snapshots(path, sorted((path / "snapshots").glob("step-*")), f"resuming {path}")
+        signatures.check_folder(path, f"resuming {path}")  # a running record's deciding fields as signed too
     except signatures.NotTrusted as error:
         return str(error).replace("\n", " ")
     return None
+
+
+def _unsigned_reason(path: Path, unsigned: str) -> str:
+    return (
+        f"{path} says completed, but its run.json is not signed with your trust key ({unsigned}): its results are "
+        f"never taken as this sweep's unchecked; if you reviewed it, sign it with `{signatures.TRUST_COMMAND} "
+        f"{path}`, else move the folder away to train the job again"
+    )
 
 
 def _running_reason(path: Path, record: dict[str, Any], record_path: Path, stale_after_s: float) -> str:
@@ -128,6 +137,8 @@ def decide(job: Job, stale_after_s: float) -> None:
         )
     elif record.get("status") == "completed":
         job.action = SKIP
+        if (unsigned := signatures.unsigned_record(job.path)) is not None:  # its results are not this user's rlrun's
+            job.action, job.reason = REFUSE, _unsigned_reason(job.path, unsigned)
     elif record.get("status") == "running" and still_running(record, record_path, stale_after_s):
         job.action, job.reason = REFUSE, _running_reason(job.path, record, record_path, stale_after_s)
     elif record.get("status") in ("interrupted", "running") and _has_snapshot(job.path):

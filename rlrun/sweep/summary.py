@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rlrun.record import signatures
 from rlrun.record.formats import now, read_json, write_json
 from rlrun.record.run_record import END_STATUSES
 from rlrun.sweep.jobs_progress import SweepProgress
@@ -149,9 +150,9 @@ def sweep_json(
 
 
 def write_sweep_json(sweep_dir: Path, data: dict[str, Any]) -> Path:
-    """Write ``<sweep>/sweep.json`` atomically."""
+    """Write ``<sweep>/sweep.json`` atomically, signed (tables count the jobs it plans: they say when it is not)."""
     sweep_dir.mkdir(parents=True, exist_ok=True)
-    write_json(sweep_dir / "sweep.json", data)
+    write_json(sweep_dir / "sweep.json", signatures.signed(data))
     return sweep_dir / "sweep.json"
 
 

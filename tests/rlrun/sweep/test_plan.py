@@ -11,19 +11,23 @@ from pathlib import Path
 import pytest
 
 from rlrun.config.errors import UserError
+from rlrun.record import signatures
 from rlrun.sweep import plan
 from rlrun.sweep.plan import Job
+from tests.rlrun.helpers import run_folder
 
 HASH = "a" * 64
 LONG_AGO = "2020-01-01T00:00:00+0000"
 
 
 def job_with(tmp_path: Path, record: dict | None) -> Job:
+    """A job whose folder holds ``record`` as this user's rlrun wrote it (signed)."""
     job = Job(["seed=0"], "gridworld-ppo/seed-0", tmp_path / "gridworld-ppo" / "seed-0", HASH)
     if record is not None:
         job.path.mkdir(parents=True)
         (job.path / "run.json").write_text(json.dumps({"config_hash": HASH, **record}))
         (job.path / "rlrun.log").write_text("the first attempt\n")
+        signatures.sign_run(job.path)
     return job
 
 
@@ -51,6 +55,32 @@ def test_decide(tmp_path: Path, record: dict | None, action: str) -> None:
     assert job.action == action
     if action == plan.REFUSE:
         assert "another config" in str(job.reason) and str(job.path) in str(job.reason)
+
+
+@pytest.mark.parametrize("received", [False, True], ids=["edited", "received"])
+def test_a_completed_run_not_signed_is_refused_never_skipped_as_completed(tmp_path: Path, received: bool) -> None:
+    job = job_with(tmp_path, {"status": "completed", "final": {"mean_return": 1.0}})
+    if received:
+        (job.path / signatures.RUN_MANIFEST).unlink()
+    else:  # its score edited after the run signed it
+        (job.path / "run.json").write_text(json.dumps({"config_hash": HASH, "status": "completed", "final": 99.0}))
+    plan.decide(job, stale_after_s=600)
+    assert job.action == plan.REFUSE
+    assert "says completed, but its run.json is not signed with your trust key" in str(job.reason)
+    assert f"rlrun-trust {job.path}" in str(job.reason)
+
+
+def test_a_stopped_running_record_naming_another_budget_is_refused_never_resumed(tmp_path: Path) -> None:
+    job = Job(["seed=0"], "gridworld-ppo/seed-0", tmp_path / "gridworld-ppo" / "seed-0", HASH)
+    run_folder(job.path)  # signed, with a complete snapshot
+    dead = {"config_hash": HASH, "status": "running", "host": platform.node(), "pid": 2**22 + 12345}
+    (job.path / "run.json").write_text(json.dumps({**dead, "total_timesteps": 600}))
+    signatures.sign_run(job.path)  # killed while it trained
+    plan.decide(job, stale_after_s=600)
+    assert job.action == plan.RESUME
+    (job.path / "run.json").write_text(json.dumps({**dead, "total_timesteps": 1400}))  # unsigned
+    plan.decide(job, stale_after_s=600)
+    assert job.action == plan.REFUSE and "total_timesteps changed after it was signed" in str(job.reason)
 
 
 def test_a_live_run_is_refused_on_this_host_and_on_another(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from rlrun.record import signatures
 from rlrun.sweep.plan import REFUSE, SKIP, TRAIN, Job
 from rlrun.sweep.summary import (
     JOB_STATUSES,
@@ -112,7 +113,9 @@ def test_sweep_json_counts_every_status_and_lists_every_job(tmp_path: Path) -> N
         "wall_s": 0.5,
     }
     path = write_sweep_json(tmp_path / "s", data)
-    assert path == tmp_path / "s" / "sweep.json" and json.loads(path.read_text()) == data
+    written = json.loads(path.read_text())
+    assert path == tmp_path / "s" / "sweep.json" and signatures.verifies(written)  # tables trust its plan then
+    assert {key: value for key, value in written.items() if key != signatures.SIGNATURE} == data
 
 
 def test_summary_counts_then_names_each_job_that_did_not_end_well(tmp_path: Path) -> None:
