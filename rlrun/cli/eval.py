@@ -3,39 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 from rlrun.checks import rules
 from rlrun.config.errors import UserError, raise_if, report_user_errors
-from rlrun.playback.loading import CHOICES, eval_copies, load_run, success_key
+from rlrun.playback import video
+from rlrun.playback.loading import CHOICES, load_run, success_key
 from rlrun.playback.video import Stopped, run_episodes
 from rlrun.run.progress import episodes_word
-
-
-def _copies(args: argparse.Namespace, render_mode: str | None, episodes: int) -> int:
-    """How many copies to step together: one to render or record (frames of one episode); at most the episodes."""
-    if args.n_envs is not None and args.n_envs < 1:
-        raise UserError(f"--n-envs {args.n_envs} must be at least 1", "e.g. --n-envs 8")
-    if render_mode is not None:
-        if args.n_envs not in (None, 1):
-            raise UserError(f"--n-envs {args.n_envs} with --render/--video: frames come from one copy", "drop --n-envs")
-        return 1
-    return args.n_envs if args.n_envs is not None else min(eval_copies(args.run_dir), episodes)
-
-
-def _render_mode(args: argparse.Namespace) -> str | None:
-    """The eval env's ``render_mode``: ``rgb_array`` to record, ``human`` (a window: only with a display)."""
-    if args.video and args.render:
-        raise UserError(f"--render {args.render} with --video: one at a time", "drop --render, or drop --video")
-    if args.render == "human" and sys.platform.startswith("linux"):
-        if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-            raise UserError(
-                "--render human opens a window, and this session has no display (DISPLAY is not set)",
-                "record it instead: --video episode.mp4 (or --render ansi for envs that print text)",
-            )
-    return "rgb_array" if args.video else args.render
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,8 +45,8 @@ def main(argv: list[str] | None = None) -> None:
             raise UserError(f"--episodes {episodes} must be at least 1", "e.g. --episodes 10")
         if args.seed is not None:
             raise_if(rules.seed_problems(args.seed, "--seed "))
-        render_mode = _render_mode(args)
-        n_envs = _copies(args, render_mode, episodes)
+        render_mode = video.render_mode(args.render, args.video)
+        n_envs = video.copies(args.n_envs, render_mode, episodes, args.run_dir)
         # a received folder (not trusted) is read from data formats only: no pickle, allow-listed _target_s
         model, env = load_run(args.run_dir, args.snapshot, render_mode, args.seed, n_envs, untrusted="data")
         try:

@@ -14,7 +14,7 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from rlrun.cli import entry
+from rlrun.cli import entry, single_run
 from rlrun.cli.invocation import Invocation
 from rlrun.config.errors import report_user_errors
 from rlrun.startup import bootstrap
@@ -29,14 +29,10 @@ class Task:
 
     def __call__(self, cfg: DictConfig) -> float | None:
         """Train (or resume) one run; its final mean return, the value Hydra's sweepers optimise."""
-        from rlrun.cli import single_run
-
         return single_run.run(cfg, self.invocation)
 
     def meta(self, cfg: DictConfig) -> dict[str, Any]:
         """What a run records of its job (env and algo names, preset, overrides): for the sweep's jobs too."""
-        from rlrun.cli import single_run
-
         return single_run.meta(cfg)
 
 

@@ -1,5 +1,5 @@
 """One run of ``rlrun`` without ``-m``: Hydra's task function trains (or resumes) it, reports it, and turns a run
-that failed into one message and DESIGN.md's exit status (:func:`failure`)."""
+that failed into one message and DESIGN.md's exit status (:mod:`rlrun.run.stopped`)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from omegaconf import DictConfig, OmegaConf
 
 from rlrun.cli.invocation import Invocation
 from rlrun.config import user_configs
-from rlrun.config.errors import UserError, full_traceback_wanted, report_user_errors
+from rlrun.config.errors import UserError, report_user_errors
 from rlrun.config.resolvers import env_name
-from rlrun.record.provenance import command_line, prog
+from rlrun.record.provenance import command_line
 
 log = logging.getLogger("rlrun")
 
@@ -43,7 +43,7 @@ def meta(cfg: DictConfig) -> dict[str, Any]:
 
 def run(cfg: DictConfig, invocation: Invocation) -> float:
     """Train or resume, report, and exit with DESIGN.md's statuses; the final mean return."""
-    from rlrun.run import training
+    from rlrun.run import stopped, training
 
     about = meta(cfg)
     if invocation.resumed is not None:
@@ -69,7 +69,7 @@ def run(cfg: DictConfig, invocation: Invocation) -> float:
         except UserError:
             raise
         except BaseException as error:
-            message, status = failure(error, run_dir, str(cfg.env.id))
+            message, status = stopped.explained(error, run_dir, str(cfg.env.id))
             print(message, file=sys.stderr)
             sys.exit(status)
     success = "" if final["success_rate"] is None else f", success rate {final['success_rate']:.2f}"
@@ -79,39 +79,6 @@ def run(cfg: DictConfig, invocation: Invocation) -> float:
         *("" if final["episodes"] == 1 else "s", success, run_dir),
     )
     return float(final["mean_return"])
-
-
-def failure(error: BaseException, run_dir: Path, env_id: str) -> tuple[str, int]:
-    """A run that stopped with ``error``: its message (what happened, where it can continue from, a fix) and
-    its exit status. Re-raises what it does not know, and everything with ``HYDRA_FULL_ERROR=1``."""
-    from rlrun.make.gym_make import failure_fix
-    from rlrun.make.nan import NonFiniteValue
-    from rlrun.record.formats import WriteFailed
-    from rlrun.run.interrupts import RunInterrupted
-
-    if isinstance(error, RunInterrupted):
-        return f"rlrun: {error}; snapshot written. Continue with:\n  {prog()} resume={error.run_dir}", error.exit_status
-    if isinstance(error, KeyboardInterrupt):  # a third signal: no snapshot at this point, the newest one is kept
-        return (
-            "rlrun: stopped at once, without a snapshot of this step; run.json says interrupted. "
-            f"Continue from its newest snapshot, if it has one, with:\n  {prog()} resume={run_dir}",
-            130,
-        )
-    if not isinstance(error, Exception):
-        raise error
-    if isinstance(error, NonFiniteValue):
-        return f"rlrun: run failed: {error}\nrun.json records it; snapshots so far are kept in {run_dir}", 1
-    if isinstance(error, WriteFailed):  # a full disk, a quota, a read-only filesystem: one line, no traceback
-        if (run_dir / "run.json").is_file() and any((run_dir / "snapshots").glob("step-*")):
-            then = f"free space, then continue from its newest complete snapshot with: {prog()} resume={run_dir}"
-        else:
-            then = "free space, then start it again"
-        return f"rlrun: run failed: {error}; {then}", 1
-    if full_traceback_wanted():
-        raise error
-    at, fix = failure_fix(error, env_id)  # the env or the algorithm failed while training: where, and a fix
-    recorded = f"\nrun.json in {run_dir} records it" if (run_dir / "run.json").is_file() else ""
-    return f"rlrun: run failed: {type(error).__name__}: {error}{at}\n  fix: {fix}{recorded}", 1
 
 
 def _remove_if_unused(run_dir: Path, invocation: Invocation) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,6 +24,7 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecEnv
 
 from rlrun.config.errors import UserError
+from rlrun.playback.loading import eval_copies
 from rlrun.run.evaluation import EvalResult, evaluate
 from rlrun.run.signals import handling
 
@@ -213,3 +215,27 @@ def _episodes(
             progress.step(locals_, None if sink is None else sink.frames)
 
         return evaluate(model, env, episodes, on_step=on_step, success_key=success_key)
+
+
+def copies(n_envs: int | None, render_mode: str | None, episodes: int, run_dir: Path) -> int:
+    """How many copies to step together: one to render or record (frames of one episode); at most the episodes."""
+    if n_envs is not None and n_envs < 1:
+        raise UserError(f"--n-envs {n_envs} must be at least 1", "e.g. --n-envs 8")
+    if render_mode is not None:
+        if n_envs not in (None, 1):
+            raise UserError(f"--n-envs {n_envs} with --render/--video: frames come from one copy", "drop --n-envs")
+        return 1
+    return n_envs if n_envs is not None else min(eval_copies(run_dir), episodes)
+
+
+def render_mode(render: str | None, video: Path | None) -> str | None:
+    """The eval env's ``render_mode``: ``rgb_array`` to record, ``human`` (a window: only with a display)."""
+    if video and render:
+        raise UserError(f"--render {render} with --video: one at a time", "drop --render, or drop --video")
+    if render == "human" and sys.platform.startswith("linux"):
+        if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+            raise UserError(
+                "--render human opens a window, and this session has no display (DISPLAY is not set)",
+                "record it instead: --video episode.mp4 (or --render ansi for envs that print text)",
+            )
+    return "rgb_array" if video else render
