@@ -4,14 +4,16 @@ The measures, on public APIs only, and where they apply:
 
 - ``gc_pause``: the garbage collector paused while ``rlrun`` starts, resumed when training or the sweep starts
   (:func:`pause_collector`; :mod:`rlrun.startup.gc_pause` says why);
-- ``preload``: the joblib fork server's preloads (:mod:`rlrun.sweep.warm_up`): it imports what a job needs once,
-  with collections paused (:func:`preload_begin`), and freezes it (:func:`preload_end`) before forking workers.
+- ``preload``: the fork servers' preloads, of a joblib sweep's workers (:mod:`rlrun.sweep.warm_up`) and of a
+  study's seeds (:mod:`rlrun.tune.forked_seeds`): each imports what a job or a run needs once, with collections
+  paused (:func:`preload_begin`), and freezes it (:func:`preload_end`) before forking.
 
 Both pay on every torch version ``pyproject.toml`` admits (BENCHMARKS.md, "What each start-up measure buys").
 ``RLRUN_FAST_START=0`` in the environment turns every one of them off (:func:`enabled` is the only place it is
-read): the process starts as plain Python does, and a joblib sweep's workers are loky's own. It is the way out for
-a user who suspects one of them; the tests run rlrun with it too. ``_RLRUN_FAST_START_SKIP=name,...`` (for
-benchmarks/speed/startup_measures.py) turns off only the measures named (:data:`MEASURES`).
+read): the process starts as plain Python does, a joblib sweep's workers are loky's own, and a study's seeds are
+fresh processes. It is the way out for a user who suspects one of them; the tests run rlrun with it too.
+``_RLRUN_FAST_START_SKIP=name,...`` (for benchmarks/speed/startup_measures.py) turns off only the measures named
+(:data:`MEASURES`).
 
 Private API: none.
 """

@@ -3,7 +3,12 @@
 Each run follows the run-directory contract in its own folder, so a trial's seeds are ordinary runs
 (``rlrun-eval`` and ``rlrun-table`` read them). While they train, :class:`SeedRun` reads the rows
 ``eval.csv`` has so far; when they end, ``run.json``. Stopping a run is SIGTERM: rlrun snapshots and ends
-``interrupted``; SIGKILL follows if it does not end in time. On Linux a run also ends if rlrun-tune dies.
+``interrupted``; SIGKILL follows if it does not end in time. A run also ends if rlrun-tune dies (on Linux, for a
+fresh process).
+
+A seed is forked from a process that has already imported what a run needs (:mod:`rlrun.tune.forked_seeds`), a
+start-up measure; with ``RLRUN_FAST_START=0`` (:mod:`rlrun.startup.bootstrap`), or where a test asks, it is a
+fresh ``python -m rlrun`` process. Either way its run folder is the same.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from typing import Any
 
 from rlrun.record.fields import EvalRow, eval_csv_rows, record_problem
 from rlrun.record.formats import read_json
+from rlrun.startup import bootstrap
+from rlrun.tune import forked_seeds
 
 STOP_GRACE_S = 30.0  # time a stopped run gets to write its snapshot before SIGKILL
 POLL_S = 0.5  # how often running runs are looked at
@@ -32,18 +39,27 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
 
 
 class SeedRun:
-    """One seed of a trial (or of the validation): a ``python -m rlrun`` child process in ``folder``."""
+    """One seed of a trial (or of the validation): a ``python -m rlrun`` child process in ``folder``, forked from
+    the preloaded process, or a fresh one with ``preloaded=False`` (by default: when the start-up measure
+    ``preload`` is off, or the platform cannot fork one)."""
 
-    def __init__(self, folder: Path, seed: int, args: Sequence[str]) -> None:
+    def __init__(self, folder: Path, seed: int, args: Sequence[str], preloaded: bool | None = None) -> None:
         self.folder, self.seed = folder, seed
-        self.command = [sys.executable, "-m", "rlrun", *args, f"seed={seed}", f"hydra.run.dir={folder}"]
-        self.process: subprocess.Popen[bytes] | None = None
+        self.args = [*args, f"seed={seed}", f"hydra.run.dir={folder}"]
+        self.command = [sys.executable, "-m", "rlrun", *self.args]
+        if preloaded is None:
+            preloaded = bootstrap.enabled("preload") and forked_seeds.available()
+        self.preloaded = preloaded
+        self.process: subprocess.Popen[bytes] | forked_seeds.ForkedSeed | None = None
         self.rows: list[EvalRow] = []
         self.damaged: str | None = None  # what is wrong with its eval.csv, naming the file and the line
 
     def start(self) -> None:
         """Start training; stdout and stderr go to ``output.log`` in the run folder."""
         self.folder.mkdir(parents=True, exist_ok=True)
+        if self.preloaded:
+            self.process = forked_seeds.start(self.args, self.folder / OUTPUT_LOG)
+            return
         with open(self.folder / OUTPUT_LOG, "wb") as log:
             hook: Callable[[], None] | None = _die_with_parent if sys.platform == "linux" else None
             self.process = subprocess.Popen(

@@ -115,7 +115,7 @@ def test_importing_rlrun_installs_nothing_and_stands_in_for_no_module() -> None:
     script = (
         "import gc, sys, pkgutil, importlib, rlrun\n"
         "before = list(sys.meta_path)\n"
-        "skip = ('rlrun.sweep.fork_server',)  # the fork server's preload: imported only by the fork server\n"
+        "skip = ('rlrun.sweep.fork_server', 'rlrun.tune.seed_fork_server')  # the fork servers' preloads\n"
         "for m in pkgutil.walk_packages(rlrun.__path__, 'rlrun.'):\n"
         "    if m.name not in skip and not m.name.startswith(('rlrun.conf', 'rlrun.envs')):\n"
         "        importlib.import_module(m.name)\n"

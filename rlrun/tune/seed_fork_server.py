@@ -1,0 +1,25 @@
+"""The one module the fork server of rlrun-tune's seeds preloads (:mod:`rlrun.tune.forked_seeds`), and imported
+nowhere else. Python's fork server takes module names only and imports them, so importing this module calls
+:func:`preload`: what a run needs imported once, with garbage collections paused and what they created frozen
+(:mod:`rlrun.startup.bootstrap`), before any seed is forked."""
+
+from __future__ import annotations
+
+import importlib
+
+from rlrun.startup import bootstrap
+from rlrun.tune import forked_seeds
+
+
+def preload() -> None:
+    """Import what a seed needs (:data:`rlrun.tune.forked_seeds.RUN_MODULES`) between the bootstrap's preload
+    calls."""
+    bootstrap.preload_begin()
+    try:
+        for module in forked_seeds.RUN_MODULES:
+            importlib.import_module(module)
+    finally:
+        bootstrap.preload_end()
+
+
+preload()
