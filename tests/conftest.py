@@ -32,3 +32,15 @@ def sb3_logdir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         os.environ.pop("SB3_LOGDIR", None)
     else:
         os.environ["SB3_LOGDIR"] = before
+
+
+@pytest.fixture(scope="session", autouse=True)
+def jax_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """JAX's compilation cache (algo.backend=jax) shared by the session's runs, not the user's ~/.cache."""
+    before = os.environ.get("RLRUN_JAX_CACHE")
+    os.environ["RLRUN_JAX_CACHE"] = str(tmp_path_factory.mktemp("jax-cache"))
+    yield
+    if before is None:
+        os.environ.pop("RLRUN_JAX_CACHE", None)
+    else:
+        os.environ["RLRUN_JAX_CACHE"] = before
