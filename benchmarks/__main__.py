@@ -107,6 +107,7 @@ SCRIPTS: dict[str, Script] = {
         lambda args, _: [args.other_python, "--rounds", "1" if args.quick else "9"],
     ),
     "preflight": ("benchmarks.speed.preflight", _quick_or(["--reps", "1"], [])),
+    "answers": ("benchmarks.speed.answers", _quick_or(["--reps", "1"], ["--write"])),
     "sac_profile": ("benchmarks.speed.sac_profile", _quick_or(["200"], [])),
     "tracking": ("benchmarks.speed.tracking", _quick_or(["--quick"], ["--reps", "3", "--steps", "800000"])),
     "sweep_scaling": (
@@ -139,6 +140,7 @@ NAMES = (
     "evaluation",
     "eval_share",
     "preflight",
+    "answers",
     "sac_profile",
     "tracking",
     "sweep_scaling",
