@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,15 +23,27 @@ from rlrun.run.training import resume, train
 from tests.rlrun.helpers import cli, eval_rows, status
 from tests.rlrun.kill_during_snapshot import STEPS, config
 from tests.rlrun.resume_helpers import (
-    Crash,
     assert_bit_identical,
-    crash_at,
     interrupted,
     kill_child,
     resume_in_fresh_process,
 )
 
 NOISE = "algo.action_noise={_target_:stable_baselines3.common.noise.NormalActionNoise,mean:[0,0],sigma:[0.1,0.1]}"
+
+
+@pytest.fixture(scope="module")
+def crashed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A GridWorld PPO run stopped by a crash after its snapshots at 256 and 512 steps, trained once for the module."""
+    run_dir = tmp_path_factory.mktemp("crashed") / "run"
+    interrupted(run_dir)
+    return run_dir
+
+
+def copy_of(crashed: Path, run_dir: Path) -> Path:
+    """``crashed`` copied to ``run_dir`` (as the crash left it); the copy's newest snapshot."""
+    shutil.copytree(crashed, run_dir, dirs_exist_ok=True)
+    return snapshots.list_snapshots(run_dir / "snapshots")[-1]
 
 
 def tree(folder: Path) -> dict[str, bytes]:
@@ -59,11 +72,8 @@ def test_killed_and_resumed_run_is_bit_identical(tmp_path: Path, overrides: list
     assert_bit_identical(tmp_path / "killed", tmp_path / "whole", config(*overrides))
 
 
-def test_logs_after_resume_have_no_duplicate_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with monkeypatch.context() as patch:
-        crash_at(patch, int(STEPS * 0.6))
-        with pytest.raises(Crash):
-            train(config("env=gridworld", "algo=ppo"), tmp_path)
+def test_logs_after_resume_have_no_duplicate_steps(crashed: Path, tmp_path: Path) -> None:
+    copy_of(crashed, tmp_path)
     resume(tmp_path, progress_bar="false")
     steps = [int(row[0]) for row in eval_rows(tmp_path)[1:]]
     assert steps == sorted(set(steps)) and steps[-1] == STEPS
@@ -75,11 +85,8 @@ def test_logs_after_resume_have_no_duplicate_steps(tmp_path: Path, monkeypatch: 
     assert [r["from_step"] for r in record["resumes"]] == [512]
 
 
-def test_damaged_newest_snapshot_falls_back_with_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with monkeypatch.context() as patch:
-        crash_at(patch, int(STEPS * 0.6))
-        with pytest.raises(Crash):
-            train(config("env=gridworld", "algo=ppo"), tmp_path)
+def test_damaged_newest_snapshot_falls_back_with_a_warning(crashed: Path, tmp_path: Path) -> None:
+    copy_of(crashed, tmp_path)
     newest = snapshots.list_snapshots(tmp_path / "snapshots")[-1]
     with open(newest / "model.zip", "r+b") as f:
         f.truncate(100)
@@ -89,12 +96,9 @@ def test_damaged_newest_snapshot_falls_back_with_a_warning(tmp_path: Path, monke
 
 
 def test_all_snapshots_damaged_is_a_clear_error_that_touches_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    crashed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with monkeypatch.context() as patch:
-        crash_at(patch, int(STEPS * 0.6))
-        with pytest.raises(Crash):
-            train(config("env=gridworld", "algo=ppo"), tmp_path)
+    copy_of(crashed, tmp_path)
     for snapshot in snapshots.list_snapshots(tmp_path / "snapshots"):
         (snapshot / snapshots.STATE).write_bytes(b"garbage")
     before = tree(tmp_path)
@@ -171,11 +175,11 @@ def sha256_passes(monkeypatch: pytest.MonkeyPatch) -> Counter[Path]:
 
 
 def test_resume_verifies_its_snapshot_once_after_the_check_before_hydra(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    crashed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from rlrun.run.resume_state import load_target
 
-    newest = interrupted(tmp_path)
+    newest = copy_of(crashed, tmp_path)
     passes = sha256_passes(monkeypatch)
     target = load_target(tmp_path)  # what `rlrun resume=` checks before Hydra starts
     assert target[1] == newest
@@ -185,11 +189,11 @@ def test_resume_verifies_its_snapshot_once_after_the_check_before_hydra(
 
 
 def test_resume_through_the_command_line_verifies_its_snapshot_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    crashed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from rlrun.cli import main as cli_main
 
-    newest = interrupted(tmp_path)
+    newest = copy_of(crashed, tmp_path)
     passes = sha256_passes(monkeypatch)
     monkeypatch.setattr(sys, "argv", ["rlrun", f"resume={tmp_path}", "progress_bar=false"])
     cli_main.main()  # the entry returns (no quick exit)
@@ -198,10 +202,12 @@ def test_resume_through_the_command_line_verifies_its_snapshot_once(
     assert set(passes.values()) == {1}, passes
 
 
-def test_resume_leaves_the_config_it_loaded_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_resume_leaves_the_config_it_loaded_unchanged(
+    crashed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from rlrun.run import training
 
-    interrupted(tmp_path)
+    copy_of(crashed, tmp_path)
     loaded: list[tuple[DictConfig, str]] = []
     original = training.load_config
 
@@ -247,11 +253,11 @@ def assert_resume_refused_untouched(run_dir: Path, cwd: Path, message: str) -> N
     assert after == before
 
 
-def test_a_run_json_or_config_yaml_of_the_wrong_shape_is_refused_before_training(tmp_path: Path) -> None:
+def test_a_run_json_or_config_yaml_of_the_wrong_shape_is_refused_before_training(crashed: Path, tmp_path: Path) -> None:
     from rlrun.run.resume_state import load_target
 
     run_dir = tmp_path / "run"
-    interrupted(run_dir)
+    copy_of(crashed, run_dir)
     record_text, config_text = (run_dir / "run.json").read_text(), (run_dir / "config.yaml").read_text()
     minimal = {k: v for k, v in json.loads(record_text).items() if k not in ("env", "algo", "pid", "host")}
     for damaged, message in (
@@ -298,9 +304,11 @@ def test_rewind_drops_a_row_cut_short_by_a_kill(tmp_path: Path) -> None:
     ],
     ids=["timesteps", "mean_return", "short"],
 )
-def test_a_damaged_eval_csv_row_is_refused_before_training(tmp_path: Path, row: str, message: str) -> None:
+def test_a_damaged_eval_csv_row_is_refused_before_training(
+    crashed: Path, tmp_path: Path, row: str, message: str
+) -> None:
     run_dir = tmp_path / "run"
-    interrupted(run_dir)
+    copy_of(crashed, run_dir)
     lines = (run_dir / "eval.csv").read_text().splitlines(keepends=True)
     (run_dir / "eval.csv").write_text("".join([lines[0], row + "\n", *lines[1:]]))  # not the last row: damage
     assert_resume_refused_untouched(run_dir, tmp_path, message)
