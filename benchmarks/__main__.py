@@ -108,6 +108,7 @@ SCRIPTS: dict[str, Script] = {
     ),
     "preflight": ("benchmarks.speed.preflight", _quick_or(["--reps", "1"], [])),
     "answers": ("benchmarks.speed.answers", _quick_or(["--reps", "1"], ["--write"])),
+    "jax_cache": ("benchmarks.speed.jax_cache", _quick_or(["--reps", "1", "--jobs", "2"], ["--write"])),
     "sac_profile": ("benchmarks.speed.sac_profile", _quick_or(["200"], [])),
     "tracking": ("benchmarks.speed.tracking", _quick_or(["--quick"], ["--reps", "3", "--steps", "800000"])),
     "sweep_scaling": (
@@ -141,6 +142,7 @@ NAMES = (
     "eval_share",
     "preflight",
     "answers",
+    "jax_cache",
     "sac_profile",
     "tracking",
     "sweep_scaling",
