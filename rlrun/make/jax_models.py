@@ -18,9 +18,9 @@ import importlib.util
 import inspect
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -30,6 +30,9 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 
 from rlrun.config import backend
 from rlrun.config.errors import Problem, UserError
+
+if TYPE_CHECKING:
+    import optax
 
 log = logging.getLogger("rlrun")
 
@@ -43,6 +46,7 @@ SBX_CLASSES = {
     "stable_baselines3.PPO": "sbx.PPO",
 }
 JAX_ALGOS = "sac, td3, tqc, crossq, dqn, ppo (and her, her_tqc)"
+DQN = "stable_baselines3.DQN"
 # torch activation classes and the flax function that computes the same (same defaults: LeakyReLU's slope 0.01,
 # ELU's alpha 1); torch's GELU is exact where flax's is approximate by default, so it is not among them
 ACTIVATIONS = {
@@ -136,7 +140,20 @@ def problems(cfg: DictConfig, sbx_cls: type[BaseAlgorithm]) -> list[Problem]:
         return []
     args = _container(cfg)
     found = _torch_problems(args.get("policy_kwargs"), "algo.policy_kwargs")
-    return found + _argument_problems(cfg, sbx_cls, args)
+    return found + _argument_problems(cfg, sbx_cls, args) + _schedule_problems(cfg, args)
+
+
+def _schedule_problems(cfg: DictConfig, args: dict[str, Any]) -> list[Problem]:
+    """A learning-rate schedule for DQN: SBX's DQN builds its optimizer with the schedule's first value and never
+    updates it (SB3's DQN follows the schedule), so the run would train at a constant rate."""
+    if str(cfg.algo._target_) != DQN or isinstance(args.get("learning_rate"), (int, float)):
+        return []
+    return [
+        (
+            "algo.learning_rate is a schedule: SBX's DQN (algo.backend=jax) keeps its first value for the whole run",
+            "give algo.learning_rate a number, or use algo.backend=torch (SB3's DQN follows the schedule)",
+        )
+    ]
 
 
 def _container(cfg: DictConfig) -> dict[str, Any]:
@@ -175,7 +192,8 @@ def _argument_problems(cfg: DictConfig, sbx_cls: type[BaseAlgorithm], args: dict
     sb3 = inspect.signature(sb3_class.__init__).parameters
     found: list[Problem] = []
     for key, value in args.items():
-        if key in ours or key not in sb3 or value == sb3[key].default:
+        honoured = key == "max_grad_norm" and str(cfg.algo._target_) == DQN  # as :func:`arguments` passes it
+        if key in ours or key not in sb3 or value == sb3[key].default or honoured:
             continue
         name = str(cfg.algo._target_).rsplit(".", 1)[-1]
         found.append(
@@ -220,17 +238,42 @@ def arguments(cfg: DictConfig, sbx_cls: type[BaseAlgorithm]) -> dict[str, Any]:
     if isinstance(kwargs, dict) and (path := _path(kwargs.get("activation_fn"))) in ACTIVATIONS:
         function = {"_target_": "hydra.utils.get_method", "path": ACTIVATIONS[str(path)]}
         args["policy_kwargs"] = {**kwargs, "activation_fn": function}
+    if str(cfg.algo._target_) == DQN and (norm := _container(cfg).get("max_grad_norm")) is not None:
+        kwargs = args.get("policy_kwargs") or {}
+        given = kwargs.get("optimizer_class", {"_target_": "hydra.utils.get_method", "path": "optax.adam"})
+        clipped = {"_target_": f"{__name__}.clipped", "_partial_": True, "max_grad_norm": norm, "optimizer": given}
+        args["policy_kwargs"] = {**kwargs, "optimizer_class": clipped}
     return args
 
 
-def translation_note(cfg: DictConfig) -> str | None:
-    """The one line that says a torch activation trains as its flax function, when the config sets one."""
+def clipped(
+    learning_rate: float, *, max_grad_norm: float, optimizer: Callable[..., Any], **kwargs: Any
+) -> optax.GradientTransformation:
+    """``optimizer`` after gradients clipped to ``max_grad_norm`` by their global norm, as SB3's DQN clips them
+    (``torch.nn.utils.clip_grad_norm_`` over all its parameters): SBX's DQN has no ``max_grad_norm`` but takes
+    ``policy_kwargs.optimizer_class``, which :func:`arguments` sets to this, with the config's norm."""
+    import optax
+
+    return optax.chain(optax.clip_by_global_norm(max_grad_norm), optimizer(learning_rate=learning_rate, **kwargs))
+
+
+def translation_notes(cfg: DictConfig) -> list[str]:
+    """What of the config SBX takes in other words than SB3 (the start banner says each): a torch activation trains
+    as its flax function, DQN's ``max_grad_norm`` as an optax clipping before its optimizer."""
+    notes = []
     kwargs = cfg.algo.get("policy_kwargs")
     node = kwargs.get("activation_fn") if kwargs is not None else None
     path = _path(OmegaConf.to_container(node) if isinstance(node, DictConfig) else node)
-    if path not in ACTIVATIONS:
-        return None
-    return f"algo.{ACTIVATION_KEY}={path} trains as {ACTIVATIONS[str(path)]} (algo.backend=jax: flax networks)"
+    if path in ACTIVATIONS:
+        notes.append(
+            f"algo.{ACTIVATION_KEY}={path} trains as {ACTIVATIONS[str(path)]} (algo.backend=jax: flax networks)"
+        )
+    if str(cfg.algo._target_) == DQN and (norm := cfg.algo.get("max_grad_norm")) is not None:
+        notes.append(
+            f"algo.max_grad_norm={norm} clips DQN's gradients by their global norm as SB3 does, through "
+            "optax.clip_by_global_norm before the optimizer (algo.backend=jax: SBX's DQN has no max_grad_norm)"
+        )
+    return notes
 
 
 def refuse(found: list[Problem]) -> None:

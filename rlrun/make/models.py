@@ -114,8 +114,8 @@ def make_model(cfg: DictConfig, env: VecEnv) -> BaseAlgorithm:
     """Instantiate the algorithm on ``env``; rlrun passes policy, seed, device and verbosity, and the policy's
     keyword arguments with fused Adam where ``fused_adam`` asks for it (:mod:`rlrun.make.optimizers`)."""
     arguments = algo_arguments(cfg, model_class(cfg))
-    if backend.is_jax(cfg) and (note := jax_models.translation_note(cfg)):
-        log.info("%s", note)
+    for line in jax_models.translation_notes(cfg) if backend.is_jax(cfg) else []:
+        log.info("%s", line)
     policy = policy_for(cfg, env.observation_space)
     fused, note = optimizers.fused_kwargs(cfg, algo_class(cfg), policy)
     if note is not None:

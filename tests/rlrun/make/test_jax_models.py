@@ -192,3 +192,40 @@ def test_the_backend_is_in_the_config_hash_and_torch_hashes_as_before() -> None:
     with open_dict(without):
         del without.algo["backend"]  # a run made before the key
     assert config_hash(torch_cfg) == config_hash(without) != config_hash(jax_cfg)
+
+
+def _dqn_on_jax(*overrides: str) -> object:
+    cfg = compose_config("env=cartpole", "algo=dqn", "algo.backend=jax", "~tuned", *overrides)
+    preflight.config_checks(cfg)
+    preflight.algorithm_checks(cfg, models.model_class(cfg))
+    venv = vec_envs.make_vec(cfg, 1, 0)
+    try:
+        return models.make_model(cfg, venv)
+    finally:
+        venv.close()
+
+
+@pytest.mark.parametrize("norm", [10, 0.5])
+def test_dqn_on_jax_clips_its_gradients_by_global_norm_as_sb3_does(
+    norm: float, caplog: pytest.LogCaptureFixture
+) -> None:
+    """SB3's DQN clips at algo.max_grad_norm (10 by default); SBX's has no such argument and clipped nothing."""
+    import jax
+    import optax
+
+    sgd = "{optimizer_class:{_target_:hydra.utils.get_method,path:optax.sgd},net_arch:[8]}"  # an update = -lr * grad
+    with caplog.at_level(logging.INFO, logger="rlrun"):
+        model = _dqn_on_jax(f"algo.max_grad_norm={norm}", "algo.learning_rate=1.0", f"algo.policy_kwargs={sgd}")
+    state = model.policy.qf_state  # type: ignore[attr-defined]
+    grads = jax.tree.map(lambda p: p * 0 + 100.0, state.params)  # a global norm far above the clipping
+    updates, _ = state.tx.update(grads, state.tx.init(state.params), state.params)
+    assert float(optax.tree.norm(updates)) == pytest.approx(norm, rel=1e-5)
+    assert any(f"algo.max_grad_norm={norm} clips DQN's gradients" in r.getMessage() for r in caplog.records)
+
+
+def test_a_learning_rate_schedule_sbx_dqn_would_not_follow_is_refused() -> None:
+    schedule = "{_target_:stable_baselines3.common.utils.LinearSchedule,start:1e-3,end:0,end_fraction:1.0}"
+    cfg = compose_config("env=cartpole", "algo=dqn", "algo.backend=jax", "~tuned", f"algo.learning_rate={schedule}")
+    (problem, fix), *_ = jax_models.problems(cfg, models.model_class(cfg))
+    assert problem.startswith("algo.learning_rate is a schedule: SBX's DQN (algo.backend=jax) keeps its first value")
+    assert "algo.backend=torch" in fix
