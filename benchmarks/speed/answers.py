@@ -229,8 +229,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     lines += [f"`rlrun-tune {trial}`, to its end, {args.reps} alternated repetitions (medians):", ""]
     lines += [trials_table(trials), ""]
     lines += [
-        f"1-minute load: {loads[0]:.1f} at the start, {loads[1]:.1f} after the answers, {loads[2]:.1f} at the end"
-        " (2 cores shared with other work)"
+        f"1-minute load: {loads[0]:.1f} at the start, {loads[1]:.1f} after the answers, {loads[2]:.1f} at the end, on"
+        f" {os.cpu_count()} cores (a load above the cores: other work shared them)"
     ]
     text = "\n".join(lines)
     print(text)
