@@ -88,7 +88,7 @@ def missing_key(key: str, override: Override, base: DictConfig) -> UserError:
     node = OmegaConf.select(base, parent, default=None) if parent else base
     siblings = [str(k) for k in node] if isinstance(node, DictConfig) else []
     if parent == "algo" and "_target_" in siblings:
-        return not_an_argument(override, str(base.algo._target_))
+        return not_an_argument(override, str(base.algo.get("_target_")))
     if parent.startswith("hydra") or not _in_schema(node):  # a free-form mapping, or Hydra's own keys
         close = difflib.get_close_matches(leaf, siblings, n=3, cutoff=0.6)
         meant = f" (did you mean {', '.join(f'{parent}.{c}' if parent else c for c in close)}?)" if close else ""
