@@ -33,6 +33,11 @@ log = logging.getLogger("rlrun.table")
 MAX_SCORE = 1e100  # an evaluation beyond this is no return: the mean and interval of a few would overflow
 
 
+def is_score(value: float) -> bool:
+    """Whether an evaluation is a score a table can use: finite, within :data:`MAX_SCORE`."""
+    return math.isfinite(value) and abs(value) <= MAX_SCORE
+
+
 class Damaged(Exception):
     """A run folder whose record cannot be used; the message says why."""
 
@@ -47,9 +52,8 @@ class Curve:
 
     @property
     def plottable(self) -> bool:
-        """Whether every evaluation is a number a curve can draw: finite, within :data:`MAX_SCORE`."""
-        values = [*self.mean_return, *(s for s in self.success_rate if s is not None)]
-        return all(math.isfinite(v) and abs(v) <= MAX_SCORE for v in values)
+        """Whether every evaluation is a number a curve can draw (:func:`is_score`)."""
+        return all(is_score(v) for v in [*self.mean_return, *(s for s in self.success_rate if s is not None)])
 
 
 @dataclass
@@ -227,7 +231,7 @@ def _check_record(record: Any) -> None:
     if record["status"] == "completed" and record.get("final") is None:
         raise Damaged("run.json says completed but has no 'final' (with its mean_return)")
     for name, value in (record.get("final") or {}).items():
-        if name in ("mean_return", "success_rate") and value is not None and abs(value) > MAX_SCORE:
+        if name in ("mean_return", "success_rate") and value is not None and not is_score(value):
             raise Damaged(f"run.json's final {name} is {shown(value)}, beyond ±{MAX_SCORE:g}: not a score")
 
 

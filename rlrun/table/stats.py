@@ -9,7 +9,6 @@ is the same the interval is that value (the bootstrap distribution is a single p
 from __future__ import annotations
 
 import importlib
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +18,7 @@ from scipy import stats
 
 from rlrun.config.keys import ABSENT
 from rlrun.make import families
-from rlrun.table.runs import Curve, Group
+from rlrun.table.runs import Curve, Group, is_score
 
 N_RESAMPLES = 10_000
 CONFIDENCE = 0.95
@@ -130,13 +129,13 @@ def threshold(env_id: str, reports_success: bool, level: float | None = None) ->
 
 
 def steps_to_threshold(curve: Curve | None, target: dict[str, Any] | None) -> int | None:
-    """Env steps of the first evaluation that reached ``target``; None if none did. An evaluation that is not
-    finite reaches nothing (an infinite return is a broken evaluation, not a solved task)."""
+    """Env steps of the first evaluation that reached ``target``; None if none did. An evaluation that is no
+    score (:func:`rlrun.table.runs.is_score`: an infinite return is a broken evaluation) reaches nothing."""
     if curve is None or target is None:
         return None
     values = curve.success_rate if target["metric"] == "success_rate" else curve.mean_return
     for steps, value in zip(curve.timesteps, values, strict=True):
-        if value is not None and math.isfinite(value) and value >= target["value"]:
+        if value is not None and is_score(value) and value >= target["value"]:
             return steps
     return None
 
