@@ -208,6 +208,7 @@ def test_a_sweep_refuses_to_resume_a_job_it_cannot_trust(tmp_path: Path, monkeyp
     interrupted(run_dir)
     record = {**json.loads((run_dir / "run.json").read_text()), "status": "interrupted"}  # as a stopped job's
     (run_dir / "run.json").write_text(json.dumps(record))
+    signatures.sign_record(run_dir)  # as rlrun signs a record whose status it changed
     job = Job(["seed=0"], "gridworld-ppo/seed-0", run_dir, record["config_hash"])
     decide(job, stale_after_s=600)
     assert job.action == RESUME  # this user's own stopped job
