@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime
 import os
 import platform
+import select
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,22 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def wait_for_exit(pid: int, every_s: float = 1.0) -> None:
+    """Return once the process ``pid`` has ended (a pidfd where Linux has one, else a look every ``every_s``)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    except (AttributeError, OSError):
+        while pid_alive(pid):
+            time.sleep(every_s)
+        return
+    try:
+        select.select([fd], [], [])  # readable once the process has ended
+    finally:
+        os.close(fd)
 
 
 def process_alive(record: dict[str, Any]) -> bool | None:

@@ -20,7 +20,12 @@ Private API: none.
 
 from __future__ import annotations
 
+import importlib
+import multiprocessing.forkserver
 import os
+import signal
+from collections.abc import Sequence
+from contextlib import suppress
 
 from rlrun.startup import gc_pause
 
@@ -64,3 +69,28 @@ def preload_begin() -> None:
 def preload_end() -> None:
     """The fork server's preload, last: freeze what it imported, collections back on."""
     gc_pause.resume()
+
+
+def preload(modules: Sequence[str]) -> None:
+    """Import ``modules`` between :func:`preload_begin` and :func:`preload_end`: what a fork server's one module
+    does (a sweep's, :mod:`rlrun.sweep.fork_server`; a study's seeds', :mod:`rlrun.tune.seed_fork_server`)."""
+    preload_begin()
+    try:
+        for module in modules:
+            importlib.import_module(module)
+    finally:
+        preload_end()
+
+
+def stop_fork_server() -> None:
+    """End this process's fork server now and reap it: on its own it notices its parent is gone, then spends a
+    second tearing torch down while holding the parent's output streams open (a pipe's reader waits for it); reaped,
+    its CPU time and its workers' count in the parent's (``getrusage``'s children). It handles SIGINT only: SIGTERM
+    ends it at once. Private API: Python keeps the server's pid in
+    ``multiprocessing.forkserver._forkserver._forkserver_pid`` and has no public call that stops the server."""
+    pid = getattr(multiprocessing.forkserver._forkserver, "_forkserver_pid", None)  # noqa: SLF001
+    if pid:
+        with suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        with suppress(ChildProcessError):
+            os.waitpid(pid, 0)

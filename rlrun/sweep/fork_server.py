@@ -6,21 +6,14 @@ else. Python's fork server takes module names only and imports them, so importin
 
 from __future__ import annotations
 
-import importlib
-
 from rlrun.startup import bootstrap
 from rlrun.sweep import orphans, warm_up
 
 
 def preload() -> None:
-    """Import what a job needs (:data:`rlrun.sweep.warm_up.JOB_MODULES`) between the bootstrap's preload
-    calls, then have every worker forked from here end with the sweep's process."""
-    bootstrap.preload_begin()
-    try:
-        for module in warm_up.JOB_MODULES:
-            importlib.import_module(module)
-    finally:
-        bootstrap.preload_end()
+    """Import what a job needs (:data:`rlrun.sweep.warm_up.JOB_MODULES`) as start-up measures preload, then have
+    every worker forked from here end with the sweep's process."""
+    bootstrap.preload(warm_up.JOB_MODULES)
     orphans.watch_forked_workers()
 
 

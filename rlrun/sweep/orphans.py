@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import logging
 import os
-import select
 import threading
-import time
 
-from rlrun.record.liveness import pid_alive
+from rlrun.record.liveness import wait_for_exit
 
 _state = threading.Lock()
 _running = False  # a job runs in this process now
@@ -54,25 +52,9 @@ def watch_forked_workers() -> None:
     os.register_at_fork(after_in_child=in_child)
 
 
-def _wait_for_exit(pid: int) -> None:
-    """Return once the process ``pid`` has ended (a pidfd where Linux has one, else a check every second)."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return
-    except (AttributeError, OSError):
-        while pid_alive(pid):
-            time.sleep(1.0)
-        return
-    try:
-        select.select([fd], [], [])  # readable once the process has ended
-    finally:
-        os.close(fd)
-
-
 def _watchdog(pid: int) -> None:
     global _orphaned
-    _wait_for_exit(pid)
+    wait_for_exit(pid)
     with _state:
         _orphaned = True
         if not _running:

@@ -12,7 +12,7 @@ the workers are then loky's own. Either way the workers end with the sweep's pro
 outright (:mod:`rlrun.sweep.orphans`; loky's own workers from their first job on).
 
 Private API: ``multiprocessing.forkserver._forkserver._forkserver_pid``, the server's pid, to end it with the
-sweep (:func:`_stop_fork_server` says why); Python has no public call that stops the fork server.
+sweep (:func:`rlrun.startup.bootstrap.stop_fork_server` says why).
 """
 
 from __future__ import annotations
@@ -20,9 +20,6 @@ from __future__ import annotations
 import atexit
 import multiprocessing
 import multiprocessing.forkserver
-import os
-import signal
-from contextlib import suppress
 from typing import Any
 
 from rlrun.startup import bootstrap
@@ -57,14 +54,5 @@ def start(launcher: Any) -> bool:
     multiprocessing.set_forkserver_preload(PRELOAD)
     set_start_method("forkserver", force=True)
     multiprocessing.forkserver.ensure_running()  # returns at once; the server imports in the background
-    atexit.register(_stop_fork_server)
+    atexit.register(bootstrap.stop_fork_server)
     return True
-
-
-def _stop_fork_server() -> None:
-    """End the fork server with the sweep: on its own it notices the sweep is gone, then spends a second
-    tearing torch down while holding the sweep's output streams open (a pipe's reader waits for it)."""
-    pid = getattr(multiprocessing.forkserver._forkserver, "_forkserver_pid", None)  # noqa: SLF001
-    if pid:
-        with suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)  # it handles SIGINT only: SIGTERM ends it at once

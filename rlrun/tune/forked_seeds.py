@@ -20,7 +20,7 @@ then fresh processes (:class:`rlrun.tune.seed_runs.SeedRun`).
 
 Private API, each behind one function that says why: ``atexit._run_exitfuncs`` (:func:`_run_exit_handlers`:
 a forked child ends with ``os._exit``, skipping the exit handlers a fresh process runs) and
-``multiprocessing.forkserver._forkserver._forkserver_pid`` (:func:`_stop_fork_server`, as the sweep's); Python
+``multiprocessing.forkserver._forkserver._forkserver_pid`` (:func:`rlrun.startup.bootstrap.stop_fork_server`); Python
 has no public call for either.
 """
 
@@ -31,19 +31,17 @@ import multiprocessing
 import multiprocessing.forkserver
 import os
 import runpy
-import select
 import signal
 import subprocess
 import sys
 import threading
-import time
 import weakref
 from collections.abc import Sequence
-from contextlib import suppress
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
-from rlrun.record.liveness import pid_alive
+from rlrun.record.liveness import wait_for_exit
+from rlrun.startup import bootstrap
 
 # What a seed imports before it trains: python -m rlrun's entry, the run itself with SB3 and torch, and
 # torch._dynamo (torch's optimizers import it on their first step). Module names: the fork server imports them
@@ -126,20 +124,7 @@ def _at_exit() -> None:
     for process in list(_forked):
         if process.exitcode is None:
             process.terminate()
-    _stop_fork_server()
-
-
-def _stop_fork_server() -> None:
-    """End the fork server now (it handles SIGINT only: SIGTERM ends it at once) and reap it, so that its CPU
-    time, and its seeds', count in this process's (``getrusage``'s children). Private API: Python keeps the
-    server's pid in ``multiprocessing.forkserver._forkserver._forkserver_pid`` and has no public call that stops
-    the server."""
-    pid = getattr(multiprocessing.forkserver._forkserver, "_forkserver_pid", None)  # noqa: SLF001
-    if pid:
-        with suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-        with suppress(ChildProcessError):
-            os.waitpid(pid, 0)
+    bootstrap.stop_fork_server()
 
 
 def _seed_main(args: list[str], output: str, tune_pid: int) -> None:  # pragma: no cover - runs in the seed
@@ -173,21 +158,5 @@ def _run_exit_handlers() -> None:  # pragma: no cover - runs in the seed
 
 def _terminate_after(pid: int) -> None:  # pragma: no cover - runs in the seed
     """SIGTERM this seed once the process ``pid`` (rlrun-tune) has ended."""
-    _wait_for_exit(pid)
+    wait_for_exit(pid, WATCH_EVERY_S)
     os.kill(os.getpid(), signal.SIGTERM)
-
-
-def _wait_for_exit(pid: int) -> None:
-    """Return once the process ``pid`` has ended (a pidfd where Linux has one, else a look every second)."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return
-    except (AttributeError, OSError):
-        while pid_alive(pid):
-            time.sleep(WATCH_EVERY_S)
-        return
-    try:
-        select.select([fd], [], [])  # readable once the process has ended
-    finally:
-        os.close(fd)

@@ -5,21 +5,13 @@ nowhere else. Python's fork server takes module names only and imports them, so 
 
 from __future__ import annotations
 
-import importlib
-
 from rlrun.startup import bootstrap
 from rlrun.tune import forked_seeds
 
 
 def preload() -> None:
-    """Import what a seed needs (:data:`rlrun.tune.forked_seeds.RUN_MODULES`) between the bootstrap's preload
-    calls."""
-    bootstrap.preload_begin()
-    try:
-        for module in forked_seeds.RUN_MODULES:
-            importlib.import_module(module)
-    finally:
-        bootstrap.preload_end()
+    """Import what a seed needs (:data:`rlrun.tune.forked_seeds.RUN_MODULES`) as start-up measures preload."""
+    bootstrap.preload(forked_seeds.RUN_MODULES)
 
 
 preload()

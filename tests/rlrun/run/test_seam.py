@@ -296,8 +296,7 @@ ALLOWED = {
     "cli/composition.py: cfg.algo._target_",  # the same config key, named in a command-line mistake's answer
     "make/jax_models.py: cfg.algo._target_",  # the same config key: the SB3 class that SBX's stands in for
     "sweep/orphans.py: os._exit",  # a joblib worker whose sweep died ends without running its parent's teardown
-    "sweep/warm_up.py: multiprocessing.forkserver._forkserver",
-    "tune/forked_seeds.py: multiprocessing.forkserver._forkserver",  # the seeds' fork server, ended with rlrun-tune
+    "startup/bootstrap.py: multiprocessing.forkserver._forkserver",  # a sweep's or a study's fork server, ended
     "tune/forked_seeds.py: atexit._run_exitfuncs",  # a forked seed runs the exit handlers a fresh process runs
     "run/interrupts.py: super()._on_step",  # BaseCallback's documented override point
     "sweep/sweeper.py: hydra._internal.core_plugins.basic_launcher",  # Hydra's: rlrun.sweep.sweeper's docstring
