@@ -41,7 +41,7 @@ from rlrun.table.write import write_tables
 
 KEPT = RESULTS / "zoo_reproduction"
 CONFIG = ROOT / "conf" / "benchmark" / "zoo.yaml"
-RUN_FILES = ("run.json", "config.yaml", "eval.csv")  # what rlrun-table reads of a run folder
+RUN_FILES = ("run.json", "config.yaml", "eval.csv", "run-manifest.json")  # what rlrun-table reads of a run folder
 NAME = "zoo_reproduction"
 BEFORE = "<!-- rlrun:begin startup -->"  # a new section goes before this section
 PAIR = "+benchmark/zoo_pair="

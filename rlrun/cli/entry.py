@@ -47,16 +47,18 @@ def read(prog: str, config_name: str, checks: Check | None = None) -> tuple[Comm
     store.register()  # the schema, the resolvers and hydra/sweeper=rlrun, before anything reads a config
     _register_plugins()
     with report_user_errors(prog):
-        return checked(sys.argv[1:], config_name, checks)
+        command, cfg = checked(sys.argv[1:], config_name, checks)
+        user_configs.put_first(command.config_dir)  # for Hydra's entry, next in this process
+    return command, cfg
 
 
 def checked(argv: list[str], config_name: str, checks: Check | None = None) -> tuple[CommandLine, DictConfig]:
     """:func:`read` for ``argv``; raise :class:`UserError` for a mistake."""
     command = CommandLine.parse(argv)
     refuse_before_composing(command)
-    user_configs.put_first(command.config_dir)
-    refuse_unknown_benchmark_part(command, command.config_name or config_name)
-    command, cfg = compose_checked(command, command.config_name or config_name)
+    with user_configs.searched_first(command.config_dir):
+        refuse_unknown_benchmark_part(command, command.config_name or config_name)
+        command, cfg = compose_checked(command, command.config_name or config_name)
     refuse_output_folders(command)
     if checks is not None:
         checks(command, cfg)

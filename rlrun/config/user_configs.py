@@ -10,7 +10,8 @@ rlrun checks the command line with (:mod:`rlrun.cli.composition`) reads the same
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, ClassVar
@@ -41,12 +42,25 @@ class UserConfigsFirst(SearchPathPlugin):
 
 
 def put_first(config_dir: str | None) -> None:
-    """Search ``config_dir`` (``--config-dir``) before rlrun's configs from now on in this process."""
+    """Search ``config_dir`` (``--config-dir``) before rlrun's configs from now on in this process (Hydra's entry
+    runs next)."""
     folder = None if config_dir is None else Path(config_dir).absolute()
     if folder is not None and not folder.is_dir():
         raise UserError(f"--config-dir {config_dir}: no such folder", "give the folder that holds your configs")
     UserConfigsFirst.folder = folder
     Plugins.instance().register(UserConfigsFirst)
+
+
+@contextmanager
+def searched_first(config_dir: str | None) -> Iterator[None]:
+    """:func:`put_first` inside the block only: a composition that checks a command line leaves the search path of
+    whatever this process composes afterwards as it was."""
+    before = UserConfigsFirst.folder
+    try:
+        put_first(config_dir)
+        yield
+    finally:
+        UserConfigsFirst.folder = before
 
 
 def preset_source(sources: Sequence[Any], choice: str | None) -> str | None:

@@ -56,7 +56,7 @@ def test_keep_copies_only_what_the_table_reads_and_gives_the_same_table(tiny_par
     assert kept == tmp_path / "kept/zoo-1"
     runs = [f"acrobot-a2c/total_timesteps-160/seed-{seed}/" for seed in (0, 1)]
     assert _files(kept) == {"sweep.json"} | {
-        run + name for run in runs for name in ("run.json", "config.yaml", "eval.csv")
+        run + name for run in runs for name in ("run.json", "config.yaml", "eval.csv", "run-manifest.json")
     }
     left = _files(tiny_part) - _files(kept)  # what the sweep holds besides: models, snapshots, TensorBoard, logs
     assert {runs[0] + "model.zip", runs[0] + "rlrun.log", runs[0] + ".hydra/config.yaml"} <= left

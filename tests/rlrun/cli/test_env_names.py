@@ -63,6 +63,9 @@ def test_gym_runs_sweeps_and_tables_are_named_after_the_id(tmp_path: Path) -> No
     shutil.copytree(run_dir, older)
     record["env"], record["seed"] = "gym", 3
     (older / "run.json").write_text(json.dumps(record))
+    manifest = json.loads((older / "run-manifest.json").read_text())
+    manifest["run"]["id"] = "an-older-run"  # a run of its own, not a copy of the first (tables count copies once)
+    (older / "run-manifest.json").write_text(json.dumps(manifest))
     write_tables([tmp_path / "outputs"], tmp_path / "table")
     assert list(read_rows(tmp_path / "table")) == ["acrobot-v1-ppo"]
     (group,) = read_json(tmp_path / "table")["groups"]

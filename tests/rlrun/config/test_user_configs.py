@@ -81,3 +81,13 @@ def test_the_check_before_hydra_reads_the_users_files_first_as_the_run_does(tmp_
     (tmp_path / "tuned").mkdir()
     (tmp_path / "tuned" / "gridworld_ppo.yaml").write_text(MINE)
     assert entry.checked(["--config-dir", str(tmp_path)], "config")[1].total_timesteps == 256
+
+
+def test_checking_a_command_line_leaves_the_search_path_of_this_process_as_it_was(tmp_path: Path) -> None:
+    """A check in process (a test's, a tool's) must not make later compositions read the user's folder."""
+    from tests.rlrun.helpers import compose_config
+
+    (tmp_path / "tuned").mkdir()
+    (tmp_path / "tuned" / "gridworld_ppo.yaml").write_text(MINE)
+    assert entry.checked(["--config-dir", str(tmp_path)], "config")[1].total_timesteps == 256
+    assert compose_config("env=gridworld", "algo=ppo").total_timesteps == 20000  # the bundled preset's

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from rlrun.cli import eval as eval_cli
 from rlrun.make import vec_envs
+from rlrun.playback import video
 from rlrun.run.training import train
 from tests.rlrun.helpers import compose_config, shrink
 
@@ -29,5 +28,4 @@ def test_a_run_and_rlrun_eval_make_no_more_copies_than_episodes(
     cfg = shrink(compose_config("env=gridworld", "algo=ppo", "eval.n_envs=10"), steps=64)  # 2 episodes each time
     train(cfg, tmp_path)
     assert made == [2]
-    args = argparse.Namespace(run_dir=tmp_path, n_envs=None, episodes=1)
-    assert eval_cli._copies(args, render_mode=None, episodes=args.episodes) == 1
+    assert video.copies(None, render_mode=None, episodes=1, run_dir=tmp_path) == 1
