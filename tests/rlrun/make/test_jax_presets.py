@@ -95,3 +95,55 @@ def test_every_preset_builds_its_sbx_model(preset: str) -> None:
     cfg = _config(preset)
     _checked(cfg)
     assert type(_built(cfg)).__module__.startswith("sbx.")
+
+
+# SB3 arguments SBX's class lacks that rlrun passes on in SBX's own terms (rlrun/make/jax_models.py: arguments)
+HONOURED = {("stable_baselines3.DQN", "max_grad_norm")}
+
+
+def _other_value(value: object) -> object:
+    """A value unlike ``value``: what a user could give instead of SB3's default."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value * 2 + 1
+    return "something else"
+
+
+# one preset of each of the six algorithms in the default run, every preset under `slow`
+WALKED_IN_THE_DEFAULT_RUN = {"pendulum_sac", "pendulum_td3", "pendulum_tqc", "pendulum_crossq", "cartpole_dqn"}
+WALKED_IN_THE_DEFAULT_RUN |= {"cartpole_ppo"}
+
+
+@pytest.mark.parametrize(
+    "preset",
+    [
+        p if p in WALKED_IN_THE_DEFAULT_RUN else pytest.param(p, marks=pytest.mark.slow)
+        for p in PRESETS
+        if p not in REFUSED
+    ],
+)
+def test_every_sb3_argument_sbx_lacks_is_honoured_or_refused_when_given(preset: str) -> None:
+    """Nothing that changes training is dropped silently: an argument SBX's class does not take is passed on in
+    SBX's terms, or left out only at SB3's default, which SBX's algorithm matches (docs/jax.md), and refused at any
+    other value."""
+    import inspect
+
+    from hydra.utils import get_class
+
+    from rlrun.make import jax_models
+
+    cfg = _config(preset)
+    target = str(cfg.algo.get("_target_"))
+    sbx_cls = models.model_class(cfg)
+    sbx = inspect.signature(sbx_cls.__init__).parameters
+    sb3 = inspect.signature(get_class(target).__init__).parameters
+    lacking = [key for key in cfg.algo if key in sb3 and key not in sbx and key not in ("policy", "env")]
+    for key in lacking:
+        if (target, key) in HONOURED:
+            continue
+        assert cfg.algo[key] == sb3[key].default, f"{preset}: algo.{key} is not SB3's default and not refused"
+        changed = cfg.copy()
+        with open_dict(changed):
+            changed.algo[key] = _other_value(sb3[key].default)
+        assert any(f"algo.{key}=" in problem for problem, _ in jax_models.problems(changed, sbx_cls)), key
