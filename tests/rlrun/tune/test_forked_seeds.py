@@ -101,6 +101,15 @@ def test_seeds_forked_from_the_preloaded_process_train_as_fresh_processes_do(tmp
         assert all(probe["path0"] == str(tmp_path / mode) for probe in probes[mode])
 
 
+def _training(folder: Path) -> bool:
+    """Whether the run has taken training steps: its stop signals are handled from then on (a signal in the
+    moments between run.json's first write and the start of training ends the process as the signal's default)."""
+    try:
+        return json.loads((folder / "run.json").read_text()).get("timesteps", 0) > 0
+    except (OSError, ValueError):
+        return False
+
+
 def test_a_forked_seed_answers_a_mistake_and_is_stopped_as_a_fresh_one_is(tmp_path: Path) -> None:
     mistaken = [
         SeedRun(tmp_path / mode, 0, ["env=cartpol"], preloaded=mode == "forked") for mode in ("fresh", "forked")
@@ -112,7 +121,7 @@ def test_a_forked_seed_answers_a_mistake_and_is_stopped_as_a_fresh_one_is(tmp_pa
     assert logs[0] == logs[1] and "env=cartpol" in logs[0] and "Traceback" not in logs[0]
     stopped = SeedRun(tmp_path / "stopped", 0, [*GRIDWORLD_2048_STEPS, "total_timesteps=1000000"], preloaded=True)
     stopped.start()
-    while stopped.poll() is None and not (stopped.folder / "run.json").is_file():  # bounded by the run's budget
+    while stopped.poll() is None and not _training(stopped.folder):  # bounded by the run's budget
         time.sleep(0.2)
     stop_runs([stopped])  # SIGTERM: the run snapshots at its next boundary and ends interrupted
     assert stopped.process is not None and stopped.process.returncode == 143
