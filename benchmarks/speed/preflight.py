@@ -15,8 +15,8 @@ import time
 
 from hydra import compose, initialize_config_module
 
-from rlrun.checks.preflight import preflight
 from rlrun.make import models, vec_envs
+from rlrun.run.dry_run import preflight
 
 PAIRS = [
     ("gridworld", "ppo"),

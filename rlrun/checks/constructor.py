@@ -6,7 +6,7 @@ constructor's signature (no env needed), and those of the nested arguments SB3 r
 ``replay_buffer_kwargs``, the fields of a schedule), so each is named by its dotted key with what it allows;
 :func:`rejection` turns whatever SB3 raises while building the
 model (an assertion, a ValueError, a bad ``policy_kwargs``) into a problem naming the keys, so it is reported
-before a run folder is written. :func:`construction_problems` builds a throwaway model for ``rlrun-check``.
+before a run folder is written (the throwaway model is built by :mod:`rlrun.run.dry_run`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import inspect
 import re
 import types
 import typing
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -26,7 +25,7 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 
 from rlrun.config.arguments import RUNTIME_ARGS
 from rlrun.config.errors import Problem, raised_at
-from rlrun.make import models, vec_envs
+from rlrun.make import models
 
 # Arguments rlrun passes itself; an algo file that sets them is a mistake.
 # What SB3's off-policy algorithms pass to their replay buffer class themselves, besides replay_buffer_kwargs.
@@ -197,24 +196,6 @@ def _her_problems(cfg: DictConfig, args: dict[str, Any]) -> list[Problem]:
             (f"{where}.n_sampled_goal={sampled} must be >= 0", f"set {where}.n_sampled_goal to 0 or more, e.g. 4")
         )
     return problems
-
-
-def construction_problems(cfg: DictConfig) -> list[Problem]:
-    """Whatever the algorithm raises while being built on throwaway env copies, as one problem.
-
-    The copies are built as training builds them, but in-process (no worker processes start), and are
-    closed again; only the first heavy step of a run costs this much (a few tens of ms).
-    """
-    venv = vec_envs.make_vec(cfg, cfg.env.n_envs, cfg.seed)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # budget_warnings says what SB3 would warn about here
-            models.make_model(cfg, venv)
-    except Exception as error:
-        return [rejection(cfg, error)]
-    finally:
-        venv.close()
-    return []
 
 
 def rejection(cfg: DictConfig, error: Exception) -> Problem:

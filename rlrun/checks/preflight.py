@@ -7,15 +7,13 @@ env copy's observations) and :func:`refuse_model` (the algorithm's own message).
 (:mod:`rlrun.run.training`), in order, with these checks between them, which make nothing, write nothing in the
 process's environment and import no JAX.
 
-Where no training follows in the same process (the sweep's parent checking what all its jobs share, ``rlrun-tune``
-before its first trial), :func:`preflight` goes through the same steps, calling the builders as a run does, with a
-throwaway env and model.
+Where no training follows in the same process, :func:`rlrun.run.dry_run.preflight` goes through the same steps,
+calling the builders as a run does, with a throwaway env and model.
 """
 
 from __future__ import annotations
 
 import logging
-from contextlib import closing
 from typing import NoReturn
 
 from gymnasium import spaces
@@ -25,7 +23,7 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from rlrun.checks import constructor, memory, rules
 from rlrun.checks.rules import EnvFacts
 from rlrun.config.errors import UserError, raise_if
-from rlrun.make import jax_models, models, native, vec_envs
+from rlrun.make import jax_models, models, native
 
 log = logging.getLogger("rlrun")
 
@@ -72,15 +70,3 @@ def refuse_model(cfg: DictConfig, error: Exception) -> NoReturn:
     """What the algorithm raised while its model was built (``error``), as one user error naming the ``algo.*`` keys
     its message mentions."""
     raise UserError(*constructor.rejection(cfg, error))
-
-
-def preflight(cfg: DictConfig) -> str:
-    """Every check of a run, in a run's order, on a throwaway env and model, for a process that does not train next
-    (a sweep's parent, ``rlrun-tune``); returns the policy."""
-    config_checks(cfg)
-    model_cls = models.model_class(cfg)  # made as a run makes it: with jax, XLA's threads set as JAX starts
-    algo_cls = algorithm_checks(cfg, model_cls)
-    with closing(vec_envs.make_env(cfg)) as probe:
-        policy = fit_checks(cfg, EnvFacts.of(probe), algo_cls, model_cls)
-    raise_if(constructor.construction_problems(cfg))  # a throwaway model on in-process copies
-    return policy

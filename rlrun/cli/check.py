@@ -32,7 +32,7 @@ def check(cfg: DictConfig) -> None:
     fails."""
     from rlrun.checks.env_checks import FAIL
     from rlrun.checks.printing import report, simulate
-    from rlrun.checks.suite import run_checks
+    from rlrun.run.check_suite import run_checks
 
     hydra_cfg = HydraConfig.get()
     choices, with_algo = hydra_cfg.runtime.choices, algo_given(list(hydra_cfg.overrides.task))

@@ -69,7 +69,7 @@ def refuse_common_mistake(jobs: list[Job]) -> None:
     """A mistake that every job of the sweep shares (a bad value, an env that cannot be made): stop before
     any job starts. Checks one config after the other and stops at the first that passes; the jobs whose
     config fails then record it as their own failure."""
-    from rlrun.checks.preflight import preflight  # SB3 and torch
+    from rlrun.run.dry_run import preflight  # SB3 and torch
 
     if not jobs or any(job.action not in LAUNCHED for job in jobs):
         return

@@ -33,7 +33,7 @@ def make_setup(cfg: DictConfig) -> Setup:
 
     Raises :class:`UserError` before anything is written.
     """
-    from rlrun.checks.preflight import preflight  # SB3 and torch: loaded once the command line has been read
+    from rlrun.run.dry_run import preflight  # SB3 and torch: loaded once the command line has been read
 
     hydra_cfg = HydraConfig.get()
     choices, task = hydra_cfg.runtime.choices, list(hydra_cfg.overrides.task)

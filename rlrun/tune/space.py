@@ -167,8 +167,8 @@ def _key_problems(key: str, cfg: DictConfig) -> list[Problem]:
 
 def _value_problems(cfg: DictConfig, key: str, value: Any, algo_cls: type) -> list[Problem]:
     """What is wrong with the config once ``key`` is set to ``value``, beyond what was already wrong."""
-    from rlrun.checks import constructor
     from rlrun.make import vec_envs
+    from rlrun.run import dry_run
 
     try:
         OmegaConf.update(copy.deepcopy(cfg), key, value, force_add=True)  # the schema checks the value's type
@@ -187,7 +187,7 @@ def _value_problems(cfg: DictConfig, key: str, value: Any, algo_cls: type) -> li
         except Exception as error:
             return [(f"{value!r}: the env cannot be built: {type(error).__name__}: {error}", "change the entry")]
     if key.startswith("algo.") and key.count(".") > 1:  # inside an argument (policy_kwargs): SB3 decides
-        return constructor.construction_problems(trial)
+        return dry_run.model_problems(trial)
     return []
 
 

@@ -126,7 +126,7 @@ def test_standard_env_config_passes_rlrun_check_headless(env: str, monkeypatch: 
     """rlrun-check's checks, in process, with no display: none fails (the raw env's own problems and what
     cannot render here are information), whatever the family."""
     from rlrun.checks.env_checks import FAIL
-    from rlrun.checks.suite import run_checks
+    from rlrun.run.check_suite import run_checks
 
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from omegaconf import open_dict
 
-from rlrun.checks import constructor, env_checks, suite
+from rlrun.checks import constructor, env_checks
 from rlrun.make import models, vec_envs
+from rlrun.run import check_suite, dry_run
 from tests.rlrun.helpers import compose_check, compose_config
 
 
@@ -42,20 +43,20 @@ def test_schedules_and_classes_are_accepted() -> None:
 
 
 def test_what_the_algorithm_rejects_while_built_names_the_key() -> None:
-    [(problem, fix)] = constructor.construction_problems(compose_config("algo.batch_size=1"))
+    [(problem, fix)] = dry_run.model_problems(compose_config("algo.batch_size=1"))
     assert problem.startswith("PPO rejected its arguments (algo.batch_size=1): AssertionError: `batch_size` must be")
     assert fix.startswith("change algo.batch_size")
 
 
 def test_a_bad_policy_argument_is_caught_while_building() -> None:
     cfg = compose_config("env=pointenv", "algo=sac", "algo.policy_kwargs={net_arch:[-3]}")
-    [(problem, _)] = constructor.construction_problems(cfg)
+    [(problem, _)] = dry_run.model_problems(cfg)
     assert problem.startswith("SAC rejected its arguments") and "negative dimension" in problem
 
 
 def test_what_training_refuses_fails_the_arguments_check() -> None:
     cfg = compose_check("env=gridworld", "algo=ppo", "algo.batch_size=1")
-    arguments = suite.algo_checks(cfg, vec_envs.make_env(cfg))[0]
+    arguments = check_suite.algo_checks(cfg, vec_envs.make_env(cfg))[0]
     assert (arguments.name, arguments.status) == ("PPO arguments", env_checks.FAIL)
     assert arguments.detail.startswith("PPO rejected its arguments (algo.batch_size=1)")
 

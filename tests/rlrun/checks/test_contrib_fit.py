@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from rlrun.checks import preflight
 from rlrun.config.errors import UserError
 from rlrun.make import models, vec_envs
+from rlrun.run import dry_run
 from tests.rlrun.helpers import compose_config
 
 
@@ -24,7 +24,7 @@ def test_a_contrib_algorithm_on_actions_it_cannot_take_is_refused_naming_those_t
     env: str, algo: str, needs: str, fits: list[str]
 ) -> None:
     with pytest.raises(UserError, match=needs) as refused:
-        preflight.preflight(compose_config(f"env={env}", f"algo={algo}", "~tuned"))
+        dry_run.preflight(compose_config(f"env={env}", f"algo={algo}", "~tuned"))
     assert all(f"algo={name}" in str(refused.value.fix) for name in fits), refused.value.fix
 
 
@@ -40,19 +40,17 @@ def test_a_contrib_algorithm_on_actions_it_cannot_take_is_refused_naming_those_t
 )
 def test_the_policy_is_the_class_s_name_for_the_observations(env: str, algo: str, policy: str) -> None:
     cfg = compose_config(f"env={env}", f"algo={algo}", "~tuned")
-    assert preflight.preflight(cfg) == policy == models.policy_for(cfg, vec_envs.make_env(cfg).observation_space)
+    assert dry_run.preflight(cfg) == policy == models.policy_for(cfg, vec_envs.make_env(cfg).observation_space)
 
 
 def test_recurrent_ppo_on_dict_observations_takes_its_own_multi_input_policy_only() -> None:
-    assert preflight.preflight(
-        compose_config("env=pointgoal", "algo=recurrent_ppo", "algo.policy=MultiInputLstmPolicy")
-    )
+    assert dry_run.preflight(compose_config("env=pointgoal", "algo=recurrent_ppo", "algo.policy=MultiInputLstmPolicy"))
     with pytest.raises(UserError, match="MultiInputLstmPolicy is chosen"):
-        preflight.preflight(compose_config("env=pointgoal", "algo=recurrent_ppo", "algo.policy=MlpLstmPolicy"))
+        dry_run.preflight(compose_config("env=pointgoal", "algo=recurrent_ppo", "algo.policy=MlpLstmPolicy"))
 
 
 def test_crossq_on_dict_observations_is_refused_before_training() -> None:
     with pytest.raises(UserError, match="CrossQ has no MultiInputPolicy .* its policies: MlpPolicy") as refused:
-        preflight.preflight(compose_config("env=pointgoal", "algo=crossq", "~tuned"))
+        dry_run.preflight(compose_config("env=pointgoal", "algo=crossq", "~tuned"))
     assert "wrappers=[flatten]" in str(refused.value.fix)
-    assert preflight.preflight(compose_config("env=pointgoal", "algo=crossq", "~tuned", "wrappers=[flatten]"))
+    assert dry_run.preflight(compose_config("env=pointgoal", "algo=crossq", "~tuned", "wrappers=[flatten]"))

@@ -7,8 +7,9 @@ import sys
 
 import pytest
 
-from rlrun.checks import env_checks, suite
+from rlrun.checks import env_checks
 from rlrun.checks.printing import report
+from rlrun.run import check_suite
 from tests.rlrun.helpers import BROKEN, compose_check
 
 BUNDLED = ["gridworld", "pointenv", "pointgoal", "roomtoy", "cartpole", "pendulum"]
@@ -20,7 +21,7 @@ def statuses(results: list[env_checks.Result]) -> dict[str, str]:
 
 @pytest.mark.parametrize("env", BUNDLED)
 def test_every_bundled_env_passes_the_env_checks(env: str) -> None:
-    results = suite.run_checks(compose_check(f"env={env}", "steps=200"), with_algo=False)
+    results = check_suite.run_checks(compose_check(f"env={env}", "steps=200"), with_algo=False)
     assert not [r for r in results if r.status == env_checks.FAIL], report(results)
     assert statuses(results)["algorithm"] == env_checks.SKIP
     assert statuses(results)["goal env compute_reward"] == (env_checks.PASS if env == "pointgoal" else env_checks.SKIP)
@@ -29,7 +30,7 @@ def test_every_bundled_env_passes_the_env_checks(env: str) -> None:
 def test_without_pygame_the_render_check_is_skipped_with_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pygame", None)  # `import pygame` raises ImportError
     monkeypatch.setenv("DISPLAY", ":0")  # human is rendered (into SDL's dummy driver) only where a display is
-    results = suite.run_checks(compose_check("env=gridworld", "steps=50"), with_algo=False)
+    results = check_suite.run_checks(compose_check("env=gridworld", "steps=50"), with_algo=False)
     assert results[0].status == env_checks.PASS and "render check skipped: pygame is not installed" in results[0].detail
 
 
@@ -46,7 +47,7 @@ def test_without_pygame_the_render_check_is_skipped_with_a_note(monkeypatch: pyt
     ],
 )
 def test_a_broken_env_fails_the_right_checks(name: str, failed: set[str], reason: str) -> None:
-    results = suite.run_checks(compose_check("env=gym", BROKEN.format(name), "steps=200"), with_algo=False)
+    results = check_suite.run_checks(compose_check("env=gym", BROKEN.format(name), "steps=200"), with_algo=False)
     assert {r.name for r in results if r.status == env_checks.FAIL} == failed, report(results)
     assert any(reason in r.detail for r in results if r.status == env_checks.FAIL)
 

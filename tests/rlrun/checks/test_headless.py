@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from rlrun.checks import env_checks, suite
+from rlrun.checks import env_checks
 from rlrun.checks.printing import report
+from rlrun.run import check_suite
 from rlrun.startup import headless
 from tests.rlrun.helpers import compose_check
 
@@ -83,7 +84,7 @@ def test_render_modes_leave_out_human_without_a_display(monkeypatch: pytest.Monk
 
 
 def test_a_mode_that_fails_to_render_is_information() -> None:
-    results = suite.run_checks(compose_check("env=gym", f"env.id={TINY}:obs/NoFrames-v0", "steps=50"), False)
+    results = check_suite.run_checks(compose_check("env=gym", f"env.id={TINY}:obs/NoFrames-v0", "steps=50"), False)
     gym_check = results[0]
     assert gym_check.status == env_checks.PASS, report(results)
     assert any("render_mode=rgb_array failed (RuntimeError: no frames here" in note for note in gym_check.notes)

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from rlrun.envs.batched import BatchedGridWorld
 
-from rlrun.checks import native_agreement, suite
+from rlrun.checks import native_agreement
 from rlrun.checks.env_checks import FAIL, PASS
 from rlrun.config.errors import UserError
+from rlrun.run import check_suite
 from tests.rlrun.helpers import compose_check
 
 
@@ -20,10 +21,10 @@ def native_result(*overrides: str) -> Any:
 
 def test_rlrun_check_reports_the_native_check_after_the_others() -> None:
     cfg = compose_check("env=gridworld", "env.vectorization=native", "steps=200")
-    results = suite.run_checks(cfg, with_algo=False)
+    results = check_suite.run_checks(cfg, with_algo=False)
     assert results[-1].name == native_agreement.NAME and results[-1].status == PASS
     assert all(r.status != FAIL for r in results)
-    gym_results = suite.run_checks(compose_check("env=gridworld", "steps=200"), with_algo=False)
+    gym_results = check_suite.run_checks(compose_check("env=gridworld", "steps=200"), with_algo=False)
     assert native_agreement.NAME not in [r.name for r in gym_results]
 
 
@@ -56,4 +57,4 @@ def test_a_batched_env_that_strays_from_the_gym_env_fails(monkeypatch: pytest.Mo
 
 def test_an_env_without_a_native_version_stops_the_checks() -> None:
     with pytest.raises(UserError, match="env.vectorization=gym"):
-        suite.run_checks(compose_check("env=cartpole", "env.vectorization=native", "steps=50"), with_algo=False)
+        check_suite.run_checks(compose_check("env=cartpole", "env.vectorization=native", "steps=50"), with_algo=False)

@@ -9,10 +9,11 @@ import pytest
 from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
-from rlrun.checks import env_checks, suite
-from rlrun.checks.preflight import preflight
+from rlrun.checks import env_checks
 from rlrun.config.errors import UserError
 from rlrun.make import models, vec_envs
+from rlrun.run import check_suite
+from rlrun.run.dry_run import preflight
 from tests.rlrun.helpers import compose_config
 
 
@@ -121,7 +122,7 @@ def test_training_and_rlrun_check_apply_the_same_rules(
 ) -> None:
     with initialize_config_module("rlrun.conf", version_base="1.3"):
         checked = compose("check", overrides=overrides)
-    results = suite.algo_checks(checked, vec_envs.make_env(checked))
+    results = check_suite.algo_checks(checked, vec_envs.make_env(checked))
     failed = [line for r in results if r.status == env_checks.FAIL for line in [r.detail, *r.notes]]
     noted = [note for r in results if r.status == env_checks.PASS for note in r.notes if not note.startswith(" ")]
     caplog.set_level(logging.WARNING, logger="rlrun")

@@ -12,8 +12,8 @@ import pytest
 
 from rlrun.checks import env_checks, resume_mode, rules
 from rlrun.checks.printing import report
-from rlrun.checks.suite import run_checks
 from rlrun.make import native, vec_envs
+from rlrun.run.check_suite import run_checks
 from tests.rlrun.helpers import BROKEN, compose_check, compose_config
 
 GYM_CLIP = "+wrappers.gym_clip={_target_:gymnasium.wrappers.ClipAction,_partial_:true}"

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from rlrun.checks import env_checks, printing, suite
+from rlrun.checks import env_checks, printing
 from rlrun.cli import check
 from rlrun.config.errors import UserError
 from rlrun.make import vec_envs
+from rlrun.run import check_suite
 from tests.rlrun.helpers import BROKEN, PAIRS, compose_check, compose_config
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -47,7 +48,7 @@ def test_check_config_is_the_training_config(env: str, algo: str) -> None:
 @pytest.mark.parametrize(("env", "algo"), PAIRS, ids=[f"{env}-{algo}" for env, algo in PAIRS])
 def test_every_compatible_pair_passes_the_algorithm_checks(env: str, algo: str) -> None:
     cfg = compose_check(f"env={env}", f"algo={algo}")
-    results = suite.algo_checks(cfg, vec_envs.make_env(cfg))
+    results = check_suite.algo_checks(cfg, vec_envs.make_env(cfg))
     assert [r.status for r in results] == [env_checks.PASS] * 3, printing.report(results)
 
 
@@ -67,7 +68,7 @@ def test_every_compatible_pair_passes_the_algorithm_checks(env: str, algo: str) 
 )
 def test_algorithm_problems_fail_their_check(overrides: list[str], failed: str, reason: str) -> None:
     cfg = compose_check(*overrides)
-    results = {r.name: r for r in suite.algo_checks(cfg, vec_envs.make_env(cfg))}
+    results = {r.name: r for r in check_suite.algo_checks(cfg, vec_envs.make_env(cfg))}
     assert [name for name, r in results.items() if r.status == env_checks.FAIL] == [failed]
     text = "\n".join([results[failed].detail, *results[failed].notes])
     assert reason in text and "fix: " in text
@@ -75,7 +76,7 @@ def test_algorithm_problems_fail_their_check(overrides: list[str], failed: str, 
 
 def test_hyperparameter_warnings_do_not_fail() -> None:
     cfg = compose_check("env=cartpole", "algo=ppo", "algo.batch_size=100", "eval.every=200000")
-    hyper = suite.algo_checks(cfg, vec_envs.make_env(cfg))[-1]
+    hyper = check_suite.algo_checks(cfg, vec_envs.make_env(cfg))[-1]
     assert (hyper.status, hyper.detail) == (env_checks.PASS, "2 warning(s)")
     assert "not a multiple of algo.batch_size=100" in hyper.notes[0] and "no periodic evaluation" in hyper.notes[2]
 
@@ -157,7 +158,7 @@ def test_sim_render_ansi_from_the_command_line(tmp_path: Path) -> None:
 def test_user_mistakes_stop_before_any_check(overrides: list[str], message: str) -> None:
     cfg = compose_check(*overrides)
     with pytest.raises(UserError, match=re.escape(message)) as raised:
-        printing.simulate(cfg) if cfg.sim else suite.run_checks(cfg, with_algo=False)
+        printing.simulate(cfg) if cfg.sim else check_suite.run_checks(cfg, with_algo=False)
     assert raised.value.fix
 
 

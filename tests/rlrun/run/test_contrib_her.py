@@ -10,9 +10,9 @@ import pytest
 from omegaconf import DictConfig
 from sb3_contrib import TQC
 
-from rlrun.checks import preflight
 from rlrun.config.errors import UserError
 from rlrun.make import models, vec_envs
+from rlrun.run import dry_run
 from rlrun.run.training import train
 from tests.rlrun.helpers import compose_config, read_run_json, shrink
 
@@ -32,12 +32,12 @@ def her_tqc(env: str, *overrides: str) -> DictConfig:
 def test_her_tqc_is_tqc_with_hers_buffer_and_the_her_checks_take_it() -> None:
     cfg = her_tqc("pointgoal")
     assert models.algo_class(cfg) is TQC and models.uses_her(cfg)
-    assert preflight.preflight(cfg) == "MultiInputPolicy"
+    assert dry_run.preflight(cfg) == "MultiInputPolicy"
     with pytest.raises(UserError, match="HER needs a goal env") as refused:
-        preflight.preflight(her_tqc("pointenv"))
+        dry_run.preflight(her_tqc("pointenv"))
     assert "drop HER: algo=tqc" in str(refused.value)  # the same algorithm without HER's buffer
     with pytest.raises(UserError, match="replay_buffer_kwargs.goal_selection_strategy=bogus"):
-        preflight.preflight(her_tqc("pointgoal", "algo.replay_buffer_kwargs.goal_selection_strategy=bogus"))
+        dry_run.preflight(her_tqc("pointgoal", "algo.replay_buffer_kwargs.goal_selection_strategy=bogus"))
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ import pytest
 from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
-from rlrun.checks import preflight
+from rlrun.run import dry_run
 from rlrun.tune import space
 from tests.rlrun.helpers import compose_config
 
@@ -43,4 +43,4 @@ def test_each_contrib_search_space_passes_its_checks_and_a_trial_passes_a_runs_c
     cfg = compose_config(f"env={env}", f"algo={algo}", *SMALLER.get(algo, []), *overrides)
     for param in params:
         assert OmegaConf.select(cfg, param.key) is not None, param.key
-    preflight.preflight(cfg)  # ranges, arguments, fit and a throwaway model
+    dry_run.preflight(cfg)  # ranges, arguments, fit and a throwaway model

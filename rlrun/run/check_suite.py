@@ -20,6 +20,7 @@ from rlrun.checks.env_checks import CHECKERS, FAIL, PASS, SKIP, Result
 from rlrun.config.errors import Problem, UserError, full_traceback_wanted, innermost_outside, raise_if
 from rlrun.make import jax_models, models, native, vec_envs
 from rlrun.make.gym_make import failure_fix, installed_package
+from rlrun.run import dry_run
 
 CHECKER_PACKAGES = ("gymnasium", "stable_baselines3")  # where the env checkers assert
 
@@ -37,7 +38,7 @@ def _problems(name: str, problems: list[Problem], warned: Sequence[Problem] = ()
 def algo_checks(cfg: DictConfig, env: gym.Env) -> list[Result]:
     """The rules training applies before it starts: arguments, fit to the spaces after the wrappers, budgets.
 
-    The arguments check also builds the model once, as training's preflight does, when the names and
+    The arguments check also builds the model once, as :func:`rlrun.run.dry_run.preflight` does, when the names and
     types are right and the pair fits; budget warnings are notes under a PASS, as training logs them.
     """
     raise_if(jax_models.unavailable(cfg))  # algo.backend: refused as training refuses it (exit 2)
@@ -49,7 +50,7 @@ def algo_checks(cfg: DictConfig, env: gym.Env) -> list[Result]:
     fit += memory.buffer_problems(cfg, rules.EnvFacts.of(env), algo_cls)  # the replay buffer fits in memory
     arguments = constructor.algo_problems(cfg, model_cls)
     if not arguments and not fit:  # SB3 would also reject a pair that does not fit: reported once, above
-        arguments = constructor.construction_problems(cfg)
+        arguments = dry_run.model_problems(cfg)
     budget = rules.budget_problems(cfg, algo_cls), rules.budget_warnings(cfg, algo_cls)
     fits = _problems(f"{name} fits {cfg.env.id}", fit)
     if fits.status == PASS and (note := rules.small_image_note(cfg, env.observation_space)):
