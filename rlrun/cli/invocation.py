@@ -11,7 +11,7 @@ from typing import Any
 from rlrun.cli.command_line import CommandLine, text
 from rlrun.config.errors import UserError
 from rlrun.config.keys import RESUME_OVERRIDES
-from rlrun.record import lock, signatures
+from rlrun.record import lock, nearest_runs, signatures
 from rlrun.record.run_record import refuse_existing_run
 from rlrun.run import resume_order
 
@@ -57,7 +57,7 @@ def _resumed(command: CommandLine) -> tuple[dict[str, Any], Path] | None:
         return None
     run_dir = Path(str(target))
     if not run_dir.is_dir():
-        raise UserError(f"resume={target}: no such folder", "give the folder of a run under outputs/runs/")
+        raise UserError(f"resume={target}: no such folder", nearest_runs.resume_fix(run_dir))
     refused = [text(o) for o in command.parsed if o.key_or_group not in RESUME_OVERRIDES]
     if refused:
         raise UserError(
