@@ -15,6 +15,7 @@ COMMANDS = (
     ("rlrun-envs", "list the env configs, their ids and extras (--presets: the tuned presets)"),
     ("rlrun-check", "check an env and algorithm before training (the same overrides as rlrun)"),
     ("rlrun-eval", "evaluate a saved run, show its episodes or record a video"),
+    ("rlrun-runs", "list runs, sweeps' jobs and studies' seeds: status, steps, scores, the command that continues"),
     ("rlrun-table", "benchmark tables and plots of runs and sweeps (IQM, bootstrap intervals)"),
     ("rlrun-tune", "tune hyperparameters with Optuna, then re-validate the best on fresh seeds"),
     ("rlrun-track", "send what runs could not send to MLflow or W&B, or import runs trained without"),
