@@ -37,15 +37,20 @@ def config_checks(cfg: DictConfig) -> None:
 
 def algorithm_checks(cfg: DictConfig, model_cls: type[BaseAlgorithm]) -> type[BaseAlgorithm]:
     """What the config decides with the class the run trains (``model_cls``: SB3's, or SBX's with jax): what SBX
-    cannot take, the algorithm's argument names and types, whether the envs can be batched, budgets. Logs the budget
-    warnings; returns SB3's class, which the rules check against."""
+    cannot take, the algorithm's argument names and types, whether the envs can be batched, budgets. Returns SB3's
+    class, which the rules check against (its budget warnings: :func:`log_budget_warnings`, once the envs are made)."""
     raise_if(jax_models.problems(cfg, model_cls))  # algo.backend=jax: torch classes, SB3 arguments SBX lacks
     algo_cls = models.algo_class(cfg)
     raise_if(constructor.algo_problems(cfg, model_cls))
     raise_if(native.problems(cfg) + rules.budget_problems(cfg, algo_cls))
-    for problem, fix in rules.budget_warnings(cfg, algo_cls):
-        log.warning("warning: %s\n  fix: %s", problem, fix)
     return algo_cls
+
+
+def log_budget_warnings(cfg: DictConfig, env: EnvFacts, algo_cls: type[BaseAlgorithm]) -> None:
+    """Log what the budget probably does not do as meant (:func:`rlrun.checks.rules.budget_warnings`), each with
+    its fix: with the envs made, since an evaluation episode's length is the env's time limit."""
+    for problem, fix in rules.budget_warnings(cfg, algo_cls, env):
+        log.warning("warning: %s\n  fix: %s", problem, fix)
 
 
 def fit_checks(cfg: DictConfig, env: EnvFacts, algo_cls: type[BaseAlgorithm], model_cls: type[BaseAlgorithm]) -> str:

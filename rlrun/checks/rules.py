@@ -28,6 +28,7 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from rlrun.config.errors import Problem
 from rlrun.make import gym_make, jax_models
+from rlrun.make.episode_cap import EVAL_MAX_EPISODE_STEPS
 from rlrun.make.models import NATURE_CNN_MIN, default_policy, image_too_small, policy_alias
 
 _ANY_ACTION = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
@@ -432,7 +433,7 @@ def budget_problems(cfg: DictConfig, algo_cls: type[BaseAlgorithm]) -> list[Prob
             (
                 f"algo.learning_starts={learning_starts} >= total_timesteps={total}: "
                 f"{name} would only act randomly and never update",
-                f"lower algo.learning_starts below {total}, or raise total_timesteps",
+                f"algo.learning_starts={total // 2}, or total_timesteps={2 * learning_starts}",
             )
         )
     rollout, batch = rollout_size(cfg, algo_cls), cfg.algo.get("batch_size")
@@ -450,10 +451,12 @@ def budget_problems(cfg: DictConfig, algo_cls: type[BaseAlgorithm]) -> list[Prob
     return problems
 
 
-def budget_warnings(cfg: DictConfig, algo_cls: type[BaseAlgorithm]) -> list[Problem]:
+def budget_warnings(cfg: DictConfig, algo_cls: type[BaseAlgorithm], env: EnvFacts | None = None) -> list[Problem]:
     """Legal settings that probably do not do what was meant: training logs them, ``rlrun-check`` notes them.
 
-    Truncated minibatches, a rollout longer than the whole budget, no periodic evaluation.
+    Truncated minibatches, a budget of one rollout or less (one update, after the last step), no periodic
+    evaluation, and (with the ``env`` trained on, whose time limit bounds an evaluation episode) periodic evaluation
+    that may step the eval env more often than training steps the training envs. Each fix is an override.
     """
     problems: list[Problem] = []
     rollout, batch = rollout_size(cfg, algo_cls), cfg.algo.get("batch_size")
@@ -463,24 +466,77 @@ def budget_warnings(cfg: DictConfig, algo_cls: type[BaseAlgorithm]) -> list[Prob
                 f"the rollout n_steps * env.n_envs = {rollout} is not a multiple of "
                 f"algo.batch_size={batch}: each epoch ends with a truncated minibatch "
                 f"of {rollout % batch}",
-                f"use a batch_size that divides {rollout}",
+                f"algo.batch_size={_divisor_below(rollout, batch)}",
             )
         )
     total = cfg.total_timesteps
-    if rollout is not None and rollout > total:
-        problems.append(
-            (
-                f"the rollout n_steps * env.n_envs = {rollout} is larger than total_timesteps={total}: "
-                f"{algo_cls.__name__} collects one whole rollout, so the run takes {rollout} steps and updates once",
-                f"lower algo.n_steps to at most {max(total // cfg.env.n_envs, 1)}, or raise total_timesteps",
-            )
-        )
+    if rollout is not None and rollout >= total:
+        problems.append(_one_rollout(cfg, algo_cls, rollout))
     if cfg.eval.every > cfg.total_timesteps:
         problems.append(
             (
                 f"eval.every={cfg.eval.every} > total_timesteps={cfg.total_timesteps}: "
                 "no periodic evaluation happens, eval.csv stays empty",
-                f"set eval.every to at most {cfg.total_timesteps}",
+                f"eval.every={cfg.total_timesteps}",
             )
         )
+    elif env is not None and (costly := _costly_evaluation(cfg, env)) is not None:
+        problems.append(costly)
     return problems
+
+
+# A budget of one rollout or less is fixed with a rollout this many times smaller (as many updates).
+UPDATES_IN_FIX = 8
+
+
+def _one_rollout(cfg: DictConfig, algo_cls: type[BaseAlgorithm], rollout: int) -> Problem:
+    """A budget of at most one rollout: the algorithm updates once, after collecting all of it."""
+    total, n_envs, name = cfg.total_timesteps, cfg.env.n_envs, algo_cls.__name__
+    size = f"the rollout algo.n_steps * env.n_envs = {cfg.algo.n_steps} x {n_envs} = {rollout:,}"
+    if rollout > total:
+        budget = (
+            f"{size} is larger than total_timesteps={total}: {name} collects it whole, so the run takes {rollout:,}"
+        )
+    else:
+        budget = f"total_timesteps={total} is one rollout ({size}): the run takes {rollout:,}"
+    problem = (
+        f"{budget} steps and updates once, after its last step: every periodic evaluation sees the untrained policy"
+    )
+    n_steps = max(1 << (max(total // (n_envs * UPDATES_IN_FIX), 1).bit_length() - 1), 1)  # a power of two
+    fix = f"total_timesteps={UPDATES_IN_FIX * rollout} ({UPDATES_IN_FIX} updates)"
+    if n_steps * n_envs >= 2 and n_steps < cfg.algo.n_steps:
+        smaller = f"algo.n_steps={n_steps}"
+        batch = cfg.algo.get("batch_size")
+        if batch and batch > n_steps * n_envs:
+            smaller += f" algo.batch_size={n_steps * n_envs}"
+        updates = total // (n_steps * n_envs)
+        fix = f"{smaller} ({updates} updates in this budget), or {fix}"
+    return problem, fix
+
+
+def _divisor_below(rollout: int, batch: int) -> int:
+    """The largest divisor of ``rollout`` not above ``batch``: a minibatch size that divides the rollout."""
+    return next(size for size in range(batch, 0, -1) if rollout % size == 0)
+
+
+def _costly_evaluation(cfg: DictConfig, env: EnvFacts) -> Problem | None:
+    """Periodic evaluation that may step the eval env more often than the budget trains, each evaluation episode
+    lasting up to ``env``'s time limit (or the cap evaluation puts on envs without one); None when it fits."""
+    total, every, episodes = cfg.total_timesteps, cfg.eval.every, cfg.eval.episodes
+    cap = cfg.env.max_episode_steps or env.max_episode_steps or EVAL_MAX_EPISODE_STEPS
+    evaluations = total // every
+    cost = evaluations * episodes * cap
+    if cost <= total:
+        return None
+    problem = (
+        f"periodic evaluation may step the eval env {cost:,} times ({evaluations} evaluations x eval.episodes="
+        f"{episodes} x up to {cap:,} steps an episode), more than the {total:,} steps it trains"
+    )
+    affordable = total // (episodes * cap)  # evaluations of eval.episodes episodes that fit in the budget
+    if affordable >= 1:
+        fix = f"eval.every={-(-total // affordable)}"
+    elif cap <= total:
+        fix = f"eval.every={total} eval.episodes={total // cap}"
+    else:
+        fix = f"eval.every={total} eval.episodes=1 (one episode, the least), or total_timesteps={episodes * cap * 10}"
+    return problem, fix

@@ -51,7 +51,7 @@ def algo_checks(cfg: DictConfig, env: gym.Env) -> list[Result]:
     arguments = constructor.algo_problems(cfg, model_cls)
     if not arguments and not fit:  # SB3 would also reject a pair that does not fit: reported once, above
         arguments = dry_run.model_problems(cfg)
-    budget = rules.budget_problems(cfg, algo_cls), rules.budget_warnings(cfg, algo_cls)
+    budget = rules.budget_problems(cfg, algo_cls), rules.budget_warnings(cfg, algo_cls, rules.EnvFacts.of(env))
     fits = _problems(f"{name} fits {cfg.env.id}", fit)
     if fits.status == PASS and (note := rules.small_image_note(cfg, env.observation_space)):
         fits.notes.append(note)  # MlpPolicy for images too small for a CNN, as training logs it

@@ -27,6 +27,7 @@ def preflight(cfg: DictConfig) -> str:
     algo_cls = checks.algorithm_checks(cfg, model_cls)
     with closing(vec_envs.make_env(cfg)) as probe:
         policy = checks.fit_checks(cfg, EnvFacts.of(probe), algo_cls, model_cls)
+        checks.log_budget_warnings(cfg, EnvFacts.of(probe), algo_cls)
     raise_if(model_problems(cfg))
     return policy
 

@@ -20,7 +20,7 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import VecEnv
 
-from rlrun.checks import preflight
+from rlrun.checks import preflight, resume_mode
 from rlrun.checks.rules import EnvFacts
 from rlrun.config import budget
 from rlrun.config.errors import UserError
@@ -61,16 +61,20 @@ def train(cfg: DictConfig, run_dir: str | Path, meta: dict[str, Any] | None = No
 
 def _train(cfg: DictConfig, run_dir: Path, meta: dict[str, Any]) -> dict[str, Any]:
     cfg, scaled = budget.fit_to_budget(cfg, meta.get("overrides", []))  # the run's config: what config.yaml records
-    _log_lines(banner.start_lines(cfg, meta, scaled))
     algo_cls, model_cls = _algorithm(cfg)
     tracking = Tracking.from_config(cfg)  # the loggers' settings (a tracking URI) checked before training
     configure_torch(cfg)
     set_random_seed(cfg.seed)
     train_env, eval_env = _envs(cfg, statistics=None)
     try:
-        policy = preflight.fit_checks(cfg, EnvFacts.of(train_env), algo_cls, model_cls)
-        mode = resume_state.started_mode(cfg)  # exact or restart_episodes, from a round trip of the env stack
+        facts = EnvFacts.of(train_env)
+        policy = preflight.fit_checks(cfg, facts, algo_cls, model_cls)
+        mode = resume_mode.decide(cfg)  # exact or restart_episodes, from a round trip of the env stack
         model = _model(cfg, train_env)
+        # every refusal is behind: the banner says what starts, then what its budget probably does not do as meant
+        _log_lines(banner.start_lines(cfg, meta, scaled))
+        preflight.log_budget_warnings(cfg, facts, algo_cls)
+        log.info(resume_mode.resume_mode_line(mode))
         record = RunRecord.start(run_dir, cfg, meta, policy, mode.mode)
         signatures.sign_run(run_dir)  # config.yaml signed: a resume of this run may instantiate it
     except BaseException:
@@ -141,6 +145,7 @@ def _resume(
     train_env, eval_env = _envs(cfg, model_files.statistics(snapshot))
     try:
         preflight.fit_checks(cfg, EnvFacts.of(train_env), algo_cls, model_cls)
+        preflight.log_budget_warnings(cfg, EnvFacts.of(train_env), algo_cls)
         log.info("resuming %s from step %d", run_dir, step)
         mode = resume_state.resumed_mode(cfg, data)
         if total_timesteps is not None:  # config.yaml, run.json's budgets, signed; the schedule rule said
