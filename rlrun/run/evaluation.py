@@ -12,15 +12,23 @@ run. Periodic results go to TensorBoard (``eval/*``) and to ``eval.csv``.
 ``eval.deterministic=false`` samples the actions instead, as RL Zoo evaluates MiniGrid and Atari: from torch's
 and numpy's generators forked and seeded for that evaluation, so an evaluation repeats exactly and leaves the
 random streams training draws from as they were.
+
+A stop signal ends a periodic evaluation unreported, and one that falls due after the signal is not started: each
+is owed (:class:`OwedEvaluation`), recorded by the snapshot the run stops at and done first when it resumes, as the
+run never stopped did it. The run stops at the next boundary, after more steps and maybe an update, so what the
+evaluation depends on is kept as it was at its own step: the policy's parameters and the normalisation statistics
+(when the stop comes), and, in the ``exact`` resume mode, the eval env itself (copied as each evaluation starts:
+its episodes come from its generator, which the cut evaluation had already drawn from).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import pickle
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +43,7 @@ from rlrun.make import episode_cap
 from rlrun.make.nan import NonFiniteValue
 from rlrun.record import formats
 from rlrun.record.formats import EVAL_CSV_HEADER
+from rlrun.run import seam
 
 log = logging.getLogger("rlrun")
 
@@ -76,6 +85,58 @@ class EvalResult:
             "returns": [float(r) for r in self.returns],
             "capped": self.capped,
         }
+
+
+@dataclass
+class OwedEvaluation:
+    """A periodic evaluation a stop signal kept from being reported: its ``step``, the policy's parameters then
+    (``policy``: a copy of torch's ``state_dict``; None where there is none to copy, SBX's) and the training envs'
+    normalisation statistics then (``normalization``: ``VecNormalize``'s ``obs_rms`` and ``ret_rms``; None
+    without normalisation). A snapshot holds it as a dict (:meth:`saved`)."""
+
+    step: int
+    policy: dict[str, torch.Tensor] | None = None
+    normalization: tuple[Any, Any] | None = None
+
+    def saved(self) -> dict[str, Any]:
+        """What a snapshot holds of it (plain data)."""
+        return asdict(self)
+
+    @classmethod
+    def listed(cls, saved: Any, step: int) -> list[OwedEvaluation]:
+        """The owed evaluations a snapshot of ``step`` recorded: a list of :meth:`saved` dicts, or, in snapshots
+        of an older rlrun, ``True`` for one owed evaluation of that step's policy."""
+        if saved is True:
+            return [cls(step)]
+        return [cls(**each) for each in saved or []]
+
+
+def _policy_copy(model: BaseAlgorithm) -> dict[str, torch.Tensor] | None:
+    """A copy of the policy's parameters (torch's ``state_dict``), or None where it holds none (SBX's policies
+    keep theirs in JAX train states)."""
+    state_dict = getattr(model.policy, "state_dict", None)
+    parameters = state_dict() if callable(state_dict) else {}
+    return {name: tensor.detach().clone() for name, tensor in parameters.items()} or None
+
+
+@contextlib.contextmanager
+def _policy_as(model: BaseAlgorithm, parameters: dict[str, torch.Tensor] | None) -> Iterator[None]:
+    """The policy with ``parameters`` inside (None: as it is), its own put back after."""
+    if parameters is None:
+        yield
+        return
+    own = _policy_copy(model) or {}
+    model.policy.load_state_dict(parameters)
+    try:
+        yield
+    finally:
+        model.policy.load_state_dict(own)
+
+
+def _normalization(venv: VecEnv) -> tuple[Any, Any] | None:
+    """A copy of ``venv``'s normalisation statistics, None without ``VecNormalize``."""
+    normalizer = unwrap_vec_normalize(venv)
+    return None if normalizer is None else (normalizer.obs_rms.copy(), normalizer.ret_rms.copy())
 
 
 @contextlib.contextmanager
@@ -212,9 +273,12 @@ class PeriodicEvaluation(BaseCallback):
         self.wall_offset = 0.0  # wall-clock seconds of earlier sessions of a resumed run
         self.eval_s = 0.0  # seconds of wall() spent evaluating (run.json's eval_s)
         self.on_result: Callable[[int, EvalResult], None] | None = None  # told each result, e.g. to print it
+        self.on_start: Callable[[int, int], None] | None = None  # told as each starts (step, episodes), e.g. to say so
         self.started = time.perf_counter()
         self.stopping: Callable[[], bool] = lambda: False  # a stop signal came (set by the run)
-        self.owed = False  # a stop signal cut the last evaluation short: the resumed run does it first
+        self.owed: list[OwedEvaluation] = []  # kept from being reported by a stop signal: a resumed run does them first
+        self.replayable = False  # exact resume mode: the eval env is copied as each evaluation starts
+        self.replay_from: Any = None  # that copy: the eval env as the first owed evaluation found it
 
     def wall(self) -> float:
         """Seconds of training so far, across resumes."""
@@ -227,9 +291,10 @@ class PeriodicEvaluation(BaseCallback):
                 f.write(EVAL_CSV_HEADER)
         while self.next_eval <= self.num_timesteps:  # resumed run: the next evaluation still ahead
             self.next_eval += self.every
-        if self.owed:  # a resumed run whose last session was stopped while evaluating: that evaluation, now
-            self.owed = False
-            self._evaluate_unless_stopped()
+        with contextlib.suppress(EvaluationStopped):  # a stop signal now: still owed, and the snapshot resumed
+            while self.owed:  # from (where the run stops) holds them; a run stopped while evaluating does them first
+                self._replay(self.owed[0])
+                self.owed.pop(0)
 
     def _on_step(self) -> bool:
         if self.budget >= self.next_eval <= self.num_timesteps:
@@ -239,26 +304,78 @@ class PeriodicEvaluation(BaseCallback):
         return True
 
     def _evaluate_unless_stopped(self) -> None:
-        """A stop signal ends the evaluation unreported; it is owed (snapshots record it) and the run stops at the
-        next boundary."""
+        """A stop signal ends the evaluation unreported, or keeps it from starting; it is owed (snapshots record it,
+        with what it depends on) and the run stops at the next boundary."""
+        if not self.owed:  # the eval env as this evaluation finds it, for a resumed run to evaluate from
+            self.replay_from = self._eval_env_copy()
         try:
+            if self.stopping():
+                raise EvaluationStopped
             self.run_evaluation()
         except EvaluationStopped:
-            self.owed = True
+            policy, normalization = _policy_copy(self.model), _normalization(self.training_env)
+            self.owed.append(OwedEvaluation(self.num_timesteps, policy, normalization))
+
+    def _eval_env_copy(self) -> Any:
+        """In the ``exact`` resume mode, a copy of the eval env's state (its ``DummyVecEnv``'s attributes, as a
+        snapshot holds them); None otherwise, or when it does not pickle now."""
+        if not self.replayable:
+            return None
+        try:
+            return pickle.loads(pickle.dumps(seam.whole_state(self.eval_env.unwrapped)))
+        except Exception:  # a snapshot then holds the eval env as the stop left it (resume_state says so)
+            return None
+
+    def saved_eval_env(self) -> Any:
+        """The eval env a snapshot holds in the ``exact`` mode: as the first owed evaluation found it, if any (None:
+        as it is now)."""
+        return self.replay_from if self.owed else None
+
+    def reported_until(self, step: int) -> int:
+        """The last step whose evaluation ``eval.csv`` holds at a snapshot of ``step``: the step before the first
+        owed evaluation, if any (a resumed run writes that one and those after it again)."""
+        return min(step, self.owed[0].step - 1) if self.owed else step
 
     def seed_now(self) -> int | None:
         """The sampling seed of an evaluation now (None: deterministic)."""
-        return None if self.sample_seed is None else self.sample_seed + self.num_timesteps
+        return self._seed_at(self.num_timesteps)
+
+    def _seed_at(self, step: int) -> int | None:
+        return None if self.sample_seed is None else self.sample_seed + step
 
     def run_evaluation(self) -> EvalResult:
         """Evaluate now, log the result and append it to ``eval.csv``."""
         started = time.perf_counter()
+        if self.on_start is not None:
+            self.on_start(self.num_timesteps, self.episodes)
         sync_normalization(self.training_env, self.eval_env)
         seed, key = self.seed_now(), self.success_key
         result = evaluate(
             self.model, self.eval_env, self.episodes, sample_seed=seed, stop=self.stopping, success_key=key
         )
         self.eval_s += time.perf_counter() - started
+        return self._report(self.num_timesteps, result)
+
+    def _replay(self, owed: OwedEvaluation) -> EvalResult:
+        """An owed evaluation, as at its own step: with the policy and the normalisation statistics of that step
+        (where the snapshot kept them), then logged and appended to ``eval.csv`` under that step."""
+        started = time.perf_counter()
+        normalizer = unwrap_vec_normalize(self.eval_env)
+        if owed.normalization is not None and normalizer is not None:
+            normalizer.obs_rms, normalizer.ret_rms = (stats.copy() for stats in owed.normalization)
+        else:
+            sync_normalization(self.training_env, self.eval_env)
+        with _policy_as(self.model, owed.policy):
+            result = evaluate(
+                self.model, self.eval_env, self.episodes, sample_seed=self._seed_at(owed.step), stop=self.stopping,
+                success_key=self.success_key,
+            )  # fmt: skip
+        self.eval_s += time.perf_counter() - started
+        return self._report(owed.step, result)
+
+    def _report(self, step: int, result: EvalResult) -> EvalResult:
+        """Log the result of the evaluation of ``step`` (TensorBoard, the run's line) and append it to
+        ``eval.csv``."""
         refuse_non_finite(result, self.model)
         self.best_mean_return = max(self.best_mean_return, result.mean_return)
         self.last_mean_return = result.mean_return
@@ -272,11 +389,11 @@ class PeriodicEvaluation(BaseCallback):
             log.info("the env reports no success (%s): no success rate", keys)
         if result.capped:
             self.logger.record("eval/capped_episodes", result.capped)
-        self.logger.dump(self.num_timesteps)
+        self.logger.dump(step)
         success = "" if result.success_rate is None else repr(result.success_rate)
         wall = self.wall()
         with formats.open_for_writing(self.csv_path, append=True) as f:
-            f.write(f"{self.num_timesteps},{result.mean_return!r},{result.std_return!r},{success},{wall:.3f}\n")
+            f.write(f"{step},{result.mean_return!r},{result.std_return!r},{success},{wall:.3f}\n")
         if self.on_result is not None:
-            self.on_result(self.num_timesteps, result)
+            self.on_result(step, result)
         return result

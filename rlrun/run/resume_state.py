@@ -43,7 +43,7 @@ from rlrun.record import formats, reading, signatures
 from rlrun.record.fields import EVAL_FIELDS, REQUIRED, eval_csv_problem, eval_csv_rows, read_config, record_problem
 from rlrun.record.formats import EVAL_CSV_HEADER
 from rlrun.run import seam
-from rlrun.run.evaluation import PeriodicEvaluation
+from rlrun.run.evaluation import OwedEvaluation, PeriodicEvaluation
 from rlrun.run.snapshots import list_snapshots, newest_complete
 
 log = logging.getLogger("rlrun")
@@ -115,7 +115,7 @@ def capture(
         "jax_key": jax_models.key_state(model),  # SBX's random key, which load() draws anew; None on torch
         "sde": seam.sde_noise(model),
         "lstm": seam.recurrent_states(model),  # RecurrentPPO's; None for the others
-        **_env_states(train_env, eval_env, exact),
+        **_env_states(train_env, eval_env, evaluator, exact),
         "check_nan_steps": None if checker is None else checker.steps,
         "normalizer_returns": None if normalizer is None else seam.running_returns(normalizer),
         "logger": seam.logger_state(model.logger),
@@ -124,17 +124,25 @@ def capture(
             "last_mean_return": evaluator.last_mean_return,  # the score of the snapshots to come
             "wall_s": evaluator.wall(),
             "eval_s": evaluator.eval_s,
-            "owed": evaluator.owed,  # an evaluation a stop signal cut short: done first when the run resumes
+            # the evaluations a stop signal kept from being reported: done first when the run resumes
+            "owed": [owed.saved() for owed in evaluator.owed],
         },
     }
 
 
-def _env_states(train_env: VecEnv, eval_env: VecEnv, exact: bool) -> dict[str, Any]:
-    """The envs themselves, in ``exact`` mode; none when they do not pickle now (an env that took on something
+def _env_states(train_env: VecEnv, eval_env: VecEnv, evaluator: PeriodicEvaluation, exact: bool) -> dict[str, Any]:
+    """The envs themselves, in ``exact`` mode (the eval env as the first owed evaluation found it, if one is owed:
+    the resumed run does it again from there); none when they do not pickle now (an env that took on something
     unpicklable after the round trip that chose ``exact``): that snapshot restarts episodes, the run goes on.
     (Subprocess workers pickle their env in the worker, where a failure ends the worker: the round trip is their
     only guard.)"""
-    envs = {"train_env": _vec_state(train_env), "eval_env": _vec_state(eval_env)} if exact else {}
+    if exact and evaluator.owed and evaluator.saved_eval_env() is None:
+        log.warning(
+            "the eval env could not be copied when the evaluation a stop signal cut short began: the resumed run "
+            "does that evaluation again on other episodes"
+        )
+    eval_state = evaluator.saved_eval_env() or _vec_state(eval_env)
+    envs = {"train_env": _vec_state(train_env), "eval_env": eval_state} if exact else {}
     try:
         pickle.dumps(envs)
     except Exception as error:
@@ -168,7 +176,7 @@ def restore(
     evaluator.last_mean_return = state["evaluator"].get("last_mean_return")
     evaluator.wall_offset = state["evaluator"]["wall_s"]
     evaluator.eval_s = state["evaluator"].get("eval_s", 0.0)  # snapshots before eval_s: not known
-    evaluator.owed = state["evaluator"].get("owed", False)
+    evaluator.owed = OwedEvaluation.listed(state["evaluator"].get("owed"), model.num_timesteps)
     rng = state["rng"]
     random.setstate(rng["python"])
     np.random.set_state(rng["numpy"])
