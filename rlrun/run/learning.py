@@ -127,7 +127,7 @@ class Learning:
             log.warning(
                 "the envs could not be restored and were reset: the resumed run is correct but not bit-identical"
             )
-        resume_state.rewind_eval_csv(self.run_dir / "eval.csv", step)
+        resume_state.rewind_eval_csv(self.run_dir / "eval.csv", self.evaluator.reported_until(step))
         return model, [resume_state.RestoreAtFirstRollout(state)]
 
     def learn(self, model: BaseAlgorithm, first: list[BaseCallback], snapshot: Path | None) -> dict[str, Any]:
@@ -162,6 +162,7 @@ class Learning:
         """The run's snapshots (``snapshot``: the one it resumed from), each telling ``live`` its step."""
         exact = self.record.data.get("resume_mode") != "restart_episodes"  # snapshots hold the envs themselves
         return snapshots.SnapshotCallback(
+        self.evaluator.replayable = exact  # and an evaluation cut short, from the eval env as it found it
             self.run_dir / "snapshots",
             self.cfg.snapshot.every,
             self.cfg.snapshot.keep,
