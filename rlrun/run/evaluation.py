@@ -360,6 +360,8 @@ class PeriodicEvaluation(BaseCallback):
         """An owed evaluation, as at its own step: with the policy and the normalisation statistics of that step
         (where the snapshot kept them), then logged and appended to ``eval.csv`` under that step."""
         started = time.perf_counter()
+        if self.on_start is not None:
+            self.on_start(owed.step, self.episodes)
         normalizer = unwrap_vec_normalize(self.eval_env)
         if owed.normalization is not None and normalizer is not None:
             normalizer.obs_rms, normalizer.ret_rms = (stats.copy() for stats in owed.normalization)
