@@ -161,8 +161,8 @@ class Learning:
     ) -> snapshots.SnapshotCallback:
         """The run's snapshots (``snapshot``: the one it resumed from), each telling ``live`` its step."""
         exact = self.record.data.get("resume_mode") != "restart_episodes"  # snapshots hold the envs themselves
-        return snapshots.SnapshotCallback(
         self.evaluator.replayable = exact  # and an evaluation cut short, from the eval env as it found it
+        return snapshots.SnapshotCallback(
             self.run_dir / "snapshots",
             self.cfg.snapshot.every,
             self.cfg.snapshot.keep,
