@@ -1,4 +1,5 @@
-"""Keep a running run's ``run.json`` current: the steps and seconds so far, rewritten as training goes."""
+"""Keep a running run's ``run.json`` current: the steps and seconds so far, rewritten as training goes (a sweep's
+and a study's live views read them there)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from rlrun.record.run_record import RunRecord
 
-HEARTBEAT_S = 60.0  # longest time between two rewrites of a running run's run.json
+# longest time between two rewrites of a running run's run.json: the steps that live views (a sweep's, a study's)
+# and rlrun-runs show are at most this old
+HEARTBEAT_S = 5.0
 
 
 class KeepRecordCurrent(BaseCallback):

@@ -83,6 +83,7 @@ class Learning:
             budget=cfg.total_timesteps,
         )
         self.evaluator.on_result = self.shown.evaluation
+        self.evaluator.on_start = self.shown.evaluation_started  # a line while it evaluates, too
         self.model: BaseAlgorithm | None = None  # once it learns: run.json's steps and seconds come from it
 
     @contextlib.contextmanager

@@ -14,6 +14,7 @@ from typing import Any
 from rlrun.record import signatures
 from rlrun.record.formats import now, read_json, write_json
 from rlrun.record.run_record import END_STATUSES
+from rlrun.run import following
 from rlrun.sweep.jobs_progress import SweepProgress
 from rlrun.sweep.plan import LAUNCHED, REFUSE, SKIP, Job
 
@@ -48,7 +49,8 @@ def _last_line(text: str | None) -> str | None:
 
 class Watcher:
     """Reads the launched jobs' folders and prints one line as each one ends, whatever the launcher, and the
-    sweep's progress every ``progress_every`` seconds (:mod:`rlrun.sweep.progress`)."""
+    sweep's progress (:mod:`rlrun.sweep.jobs_progress`): in a terminal a live view below those lines, else a line
+    every ``progress_every`` seconds."""
 
     def __init__(self, jobs: list[Job], poll_s: float = 1.0, progress_every: float = 0.0) -> None:
         self.jobs = [job for job in jobs if job.action in LAUNCHED]
@@ -58,6 +60,7 @@ class Watcher:
         self.poll_s = poll_s
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="rlrun-sweep-watcher", daemon=True)
+        self.live: following.LiveLines | None = None  # the live view, in a terminal
 
     def outcome(self, job: Job) -> JobOutcome:
         """The job's status in this invocation, from its ``run.json``."""
@@ -76,6 +79,8 @@ class Watcher:
         return JobOutcome(str(status), _last_line(record.get("error")), record.get("wall_s"), record)
 
     def start(self) -> None:
+        if self.jobs and following.terminal():
+            self.live = following.LiveLines(self.progress.view).start()
         self._thread.start()
 
     def stop(self) -> None:
@@ -83,12 +88,15 @@ class Watcher:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join()
+        if self.live is not None:
+            self.live.stop()  # taken down: the screen keeps the jobs' lines
         self.poll(final=True)
 
     def _loop(self) -> None:
         while not self._stop.wait(self.poll_s):
             self.poll()
-            self.progress.tick()
+            if self.live is None:
+                self.progress.tick()
 
     def poll(self, final: bool = False) -> None:
         """Print a line for each job that has ended since the last look (``final``: all launched jobs

@@ -100,7 +100,9 @@ class RlrunSweeper(BasicSweeper):
         :data:`rlrun.sweep.size.CONFIRM_ABOVE` jobs is confirmed (a user mistake refused otherwise) before any
         config is composed."""
         from rlrun.config.errors import report_user_errors
+        from rlrun.run.following import Ticker, print_clocked
         from rlrun.sweep import size
+        from rlrun.sweep.plan import Job  # noqa: F811
         from rlrun.sweep.summary import jobs_word
         from rlrun.sweep.templates import Templates  # noqa: F811
 
@@ -113,7 +115,11 @@ class RlrunSweeper(BasicSweeper):
         with report_user_errors():
             size.confirm(len(planned), bool(self.config.get("sweep_yes", False)))
         templates = Templates(self._compose, parser.parse_overrides)
-        return [self._job(job, sweep_dir, templates) for job in planned], templates
+        jobs: list[Job] = []  # a line every progress_every seconds meanwhile, what is composed so far
+        said = lambda: f"sweep {sweep_dir}: composed {len(jobs)} of {jobs_word(len(planned))}' configs"  # noqa: E731
+        with Ticker(float(OmegaConf.select(self.config, "progress_every", default=60)), said, print_clocked):
+            jobs.extend(self._job(job, sweep_dir, templates) for job in planned)
+        return jobs, templates
 
     def sweep(self, arguments: list[str]) -> None:
         """Plan every job, launch those to run, record the sweep; exit with the sweep's status."""

@@ -24,7 +24,9 @@ from omegaconf import DictConfig, OmegaConf
 from rlrun.config.keys import NON_TRAINING_KEYS
 from rlrun.config.resolvers import env_name
 from rlrun.record.formats import ATTEMPTS
+from rlrun.record.run_state import read_state
 from rlrun.tune.seed_runs import SeedRun, cores, run_all
+from rlrun.tune.seeds_view import SeedsView
 from rlrun.tune.study import Setup
 
 log = logging.getLogger("rlrun.tune")
@@ -108,6 +110,11 @@ def _validation_line(run: SeedRun, status: int, study_dir: Path) -> str:
     return f"{run.folder.relative_to(study_dir / 'validation')}: {outcome}"
 
 
+def _running(run: SeedRun) -> bool:
+    """Whether the validation run trains now, as its folder says (its process is polled by one thread only)."""
+    return read_state(run.folder).status == "running"
+
+
 def validate(setup: Setup, best: optuna.trial.FrozenTrial) -> Path | None:
     """Train the best values and the starting point on fresh seeds; write the comparison table."""
     from rlrun.table.write import write_tables  # loaded only when a report is written
@@ -136,7 +143,9 @@ def validate(setup: Setup, best: optuna.trial.FrozenTrial) -> Path | None:
             failed.append(f"{run.folder}: {run.error()}")
         log.info("validation [%d/%d] %s", next(ended), len(pending), _validation_line(run, status, setup.folder))
 
-    run_all(pending, cores(), report)
+    every_s = float(OmegaConf.select(setup.base, "progress_every", default=60))
+    with SeedsView(every_s, lambda: [("validation", [run for run in pending if _running(run)])]):
+        run_all(pending, cores(), report)
     for line in failed:
         log.warning("validation run failed: %s", line)
     done = [

@@ -14,10 +14,10 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import optuna
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 from optuna.exceptions import ExperimentalWarning, UpdateFinishedTrialError
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import FrozenTrial, TrialState
@@ -25,8 +25,12 @@ from optuna.trial import FrozenTrial, TrialState
 from rlrun.config.errors import UserError
 from rlrun.record.liveness import pid_alive
 from rlrun.tune.seed_runs import POLL_S
+from rlrun.tune.seeds_view import SeedsView
 from rlrun.tune.space import Param, override
 from rlrun.tune.trial import HOST, PID, TrialOutcome, TrialRun
+
+if TYPE_CHECKING:
+    from rlrun.tune.tracking import StudyTracking
 
 log = logging.getLogger("rlrun.tune")
 
@@ -207,36 +211,54 @@ def _finish(study: optuna.Study, run: TrialRun, outcome: TrialOutcome) -> None:
     study.tell(run.trial, outcome.value if outcome.state == TrialState.COMPLETE else None, state=outcome.state)
 
 
+def _loop(
+    setup: Setup,
+    study: optuna.Study,
+    storage: optuna.storages.BaseStorage,
+    running: list[TrialRun],
+    tracked: StudyTracking | None,
+    view: SeedsView,
+) -> None:
+    """Start trials while the study needs them, ``tune.n_jobs`` at once, and finish each as it ends (``running``:
+    those started, for the caller to stop); ``view``'s head follows the study's counts."""
+    view.head = f"study {setup.name}: {progress(study, setup.tune['trials'])}"
+    while True:
+        while len(running) < setup.tune["n_jobs"] and (new := _next_trial(setup, study, storage)) is not None:
+            tracked.start(new) if tracked is not None else new.start()
+            running.append(new)
+            values = " ".join(new.trial.user_attrs["overrides"])
+            log.info("trial %d started: %s in %s", new.trial.number, values, new.folder)
+        if not running:
+            return
+        for run in list(running):
+            if (outcome := run.poll()) is not None:
+                running.remove(run)
+                _finish(study, run, outcome)
+                if tracked is not None:
+                    tracked.finish(run, outcome)
+                log.info("%s", progress(study, setup.tune["trials"]))
+                view.head = f"study {setup.name}: {progress(study, setup.tune['trials'])}"
+        time.sleep(POLL_S)
+
+
 def optimize(setup: Setup, study: optuna.Study, storage: optuna.storages.BaseStorage) -> None:
     """Run trials until the study has ``tune.trials`` finished or running ones, ``tune.n_jobs`` at once.
 
     Stopped (Ctrl-C, SIGTERM), it stops its trials' runs and gives the trials back to the study.
     """
-    from rlrun.tune.tracking import StudyTracking
+    from rlrun.tune.tracking import StudyTracking  # noqa: F811
 
     running: list[TrialRun] = []
     tracked = StudyTracking.open(
         setup.base, setup.folder, setup.name
     )  # with logger=[..., mlflow]: the study's run, a run per trial under it
     stopped = True
+    every_s = float(OmegaConf.select(setup.base, "progress_every", default=60))
+    view = SeedsView(every_s, lambda: [(run.title(), run.runs) for run in list(running)])
     try:
-        while True:
-            while len(running) < setup.tune["n_jobs"] and (new := _next_trial(setup, study, storage)) is not None:
-                tracked.start(new) if tracked is not None else new.start()
-                running.append(new)
-                values = " ".join(new.trial.user_attrs["overrides"])
-                log.info("trial %d started: %s in %s", new.trial.number, values, new.folder)
-            if not running:
-                stopped = False
-                return
-            for run in list(running):
-                if (outcome := run.poll()) is not None:
-                    running.remove(run)
-                    _finish(study, run, outcome)
-                    if tracked is not None:
-                        tracked.finish(run, outcome)
-                    log.info("%s", progress(study, setup.tune["trials"]))
-            time.sleep(POLL_S)
+        with view:
+            _loop(setup, study, storage, running, tracked, view)
+        stopped = False
     finally:
         for run in running:
             run.stop()

@@ -79,6 +79,12 @@ class TrialRun:
         self.trial, self.folder, self.objective = trial, folder, objective
         self.runs = [SeedRun(folder / f"seed-{seed}", seed, args) for seed in range(seeds)]
         self.reported = -1  # the last step reported to the pruner
+        values = " ".join(trial.user_attrs.get("overrides", []))  # read here: title() is asked from other threads
+        self._title = f"trial {trial.number}: {values}"
+
+    def title(self) -> str:
+        """``trial 3: algo.learning_rate=0.0003 algo.gamma=0.99`` (its values as overrides)."""
+        return self._title
 
     def start(self) -> None:
         """Record where the trial runs (host, pid: a later rlrun-tune recovers it if this one dies), then start."""

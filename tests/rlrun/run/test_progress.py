@@ -14,6 +14,7 @@ from stable_baselines3 import PPO
 
 from rlrun.run.progress import Progress, duration
 
+CLOCK = r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d "  # the time before a progress line in a log
 TINY = [
     "env=gridworld",
     "algo=ppo",
@@ -57,9 +58,10 @@ def test_progress_lines_every_progress_every_seconds(tmp_path: Path) -> None:
         [*TINY, "total_timesteps=3072", "progress_every=0.01", f"hydra.run.dir={tmp_path / 'run'}"], tmp_path
     )
     assert result.returncode == 0, result.stderr
-    lines = re.findall(r"^step ([\d,]+)/3,072 \(\d+%\), .*steps/s, about .* left$", result.stdout, re.M)
+    line = r"step ([\d,]+)/3,072 \(\d+%\), .*steps/s, about .* left$"
+    lines = re.findall(CLOCK + line, result.stdout, re.M)  # the time before each, as the output is no terminal
     assert len(lines) >= 2, result.stdout
-    assert len(lines) == (tmp_path / "run" / "rlrun.log").read_text().count("/3,072 (")
+    assert len(lines) == len(re.findall(line, (tmp_path / "run" / "rlrun.log").read_text(), re.M))
 
 
 def test_no_progress_lines_with_progress_every_0_and_one_episode_in_words(tmp_path: Path) -> None:
@@ -75,7 +77,8 @@ def test_a_sweep_prints_its_progress_and_each_job_logs_its_own_lines(tmp_path: P
     args = ["-m", *TINY, "seed=0,1", "hydra/launcher=joblib", "sweep=s", "progress_every=0.5"]
     result = rlrun(args, tmp_path)
     assert result.returncode == 0, result.stderr
-    assert re.search(r"^sweep progress: \d+ done, \d+ running, \d+ left \(\d+% of the steps\)", result.stdout, re.M)
+    progress = r"sweep progress: \d+ done, \d+ running, \d+ left \(\d+% of the steps\)"
+    assert re.search(CLOCK + progress, result.stdout, re.M)  # the time before it, as the output is no terminal
     assert "evaluation at step" not in result.stdout  # a job's lines go to its own log
     sweep_log = (tmp_path / "outputs" / "sweeps" / "s" / "rlrun.log").read_text()
     for noise in ("Joblib.Parallel(", "Launching jobs", "#1 : env=gridworld"):  # the launcher's: in the sweep's log
