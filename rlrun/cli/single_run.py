@@ -43,7 +43,7 @@ def meta(cfg: DictConfig) -> dict[str, Any]:
 
 def run(cfg: DictConfig, invocation: Invocation) -> float:
     """Train or resume, report, and exit with DESIGN.md's statuses; the final mean return."""
-    from rlrun.run import stopped, training
+    from rlrun.run import evaluation, stopped, training
 
     about = meta(cfg)
     if invocation.resumed is not None:
@@ -72,12 +72,7 @@ def run(cfg: DictConfig, invocation: Invocation) -> float:
             message, status = stopped.explained(error, run_dir, str(cfg.env.id))
             print(message, file=sys.stderr)
             sys.exit(status)
-    success = "" if final["success_rate"] is None else f", success rate {final['success_rate']:.2f}"
-    log.info(
-        "%s + %s, seed %d: mean return %.3f ± %.3f over %d episode%s%s\nrun folder: %s",
-        *(env, algo, seed, final["mean_return"], final["std_return"], final["episodes"]),
-        *("" if final["episodes"] == 1 else "s", success, run_dir),
-    )
+    log.info("%s + %s, seed %d: %s\nrun folder: %s", env, algo, seed, evaluation.summary_text(final), run_dir)
     return float(final["mean_return"])
 
 

@@ -3,24 +3,20 @@
 An env registered without a time limit (``max_episode_steps``), and keeping none itself (as the ALE's frame limit
 and MiniGrid's ``max_steps`` are), may never end an episode: a board game where an
 illegal move changes nothing loops for ever under a deterministic policy. Evaluation copies of such an env are
-capped at :data:`EVAL_MAX_EPISODE_STEPS` steps (one warning per process names ``env.max_episode_steps``, which
-sets the limit for training and evaluation alike). An episode cut there ends truncated, as Gymnasium's
-``TimeLimit`` ends it, and carries ``info["capped"]`` so evaluation counts it: ``run.json``'s ``final.capped``
-for the final evaluation, TensorBoard's ``eval/capped_episodes`` for the periodic ones (``eval.csv`` keeps its
-columns, so older readers and resumed runs of older versions read it unchanged). Training copies are not
-capped: the run's budget bounds them.
+capped at :data:`EVAL_MAX_EPISODE_STEPS` steps. An episode cut there ends truncated, as Gymnasium's ``TimeLimit``
+ends it, and carries ``info["capped"]`` so evaluation counts it and says so where the results are: each evaluation's
+line, ``eval.csv``'s ``capped`` column, ``run.json``'s ``final.capped`` and TensorBoard's ``eval/capped_episodes``;
+the first cut episode is warned with its fix, ``env.max_episode_steps`` (the limit for training and evaluation
+alike). Nothing is warned where no episode is cut: most envs without a registered limit end their episodes
+themselves (dm_control's, Blackjack). Training copies are not capped: the run's budget bounds them.
 """
 
 from __future__ import annotations
 
-import functools
-import logging
 import sys
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
-
-log = logging.getLogger("rlrun")
 
 # Steps after which evaluation ends an episode of an env that declares no time limit (Gymnasium's usual limit).
 EVAL_MAX_EPISODE_STEPS = 1000
@@ -74,18 +70,5 @@ def has_time_limit(env: gym.Env) -> bool:
 
 
 def capped_for_evaluation(env: gym.Env) -> gym.Env:
-    """``env`` itself when it has a time limit, else under :class:`CapEpisode` (warned once per id)."""
-    if has_time_limit(env):
-        return env
-    _warn(env.spec.id if env.spec is not None else type(env.unwrapped).__name__)
-    return CapEpisode(env, EVAL_MAX_EPISODE_STEPS)
-
-
-@functools.cache
-def _warn(env_id: str) -> None:
-    log.warning(
-        "warning: %s declares no time limit: evaluation ends its episodes after %d steps (counted as truncated, "
-        "and in run.json's final.capped)\n  fix: set env.max_episode_steps=N to the length an episode may have",
-        env_id,
-        EVAL_MAX_EPISODE_STEPS,
-    )
+    """``env`` itself when it has a time limit, else under :class:`CapEpisode`."""
+    return env if has_time_limit(env) else CapEpisode(env, EVAL_MAX_EPISODE_STEPS)

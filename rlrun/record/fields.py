@@ -22,7 +22,7 @@ from omegaconf.errors import OmegaConfBaseException
 from rlrun.config.schema import RunConfig
 from rlrun.config.upgrade import upgrade
 from rlrun.record import reading
-from rlrun.record.formats import EVAL_COLUMNS
+from rlrun.record.formats import EVAL_ADDED, EVAL_COLUMNS
 from rlrun.record.run_record import RUN_STATUSES
 
 Check = Callable[[Any], bool]
@@ -166,10 +166,14 @@ EVAL_FIELDS: dict[str, tuple[str, Callable[[str], bool]]] = dict(
             ("a number", _float_text),  # std_return
             ("a number or empty", lambda text: text == "" or _float_text(text)),  # success_rate
             ("a number", _float_text),  # wall_s
+            ("an integer >= 0 or empty", lambda text: text == "" or (text.isascii() and text.isdigit())),  # capped
         ),
         strict=True,
     )
 )
+
+# the columns every eval.csv has, those written before the added ones too
+EVAL_REQUIRED = tuple(column for column in EVAL_FIELDS if column not in EVAL_ADDED)
 
 
 def eval_csv_rows(text: str) -> list[dict[str, str]]:
@@ -177,14 +181,15 @@ def eval_csv_rows(text: str) -> list[dict[str, str]]:
     What follows the last newline is a row still being written (or cut short by a kill) and is left out.
 
     Raises ValueError naming the line and the column (``eval.csv line 3: 'timesteps' is 'x', not an integer >= 0``)
-    when the header lacks a column or a complete row does not parse.
+    when the header lacks a column or a complete row does not parse. The columns added since the first eval.csv
+    (:data:`~rlrun.record.formats.EVAL_ADDED`), which a file written before lacks, are read as empty.
     """
     lines = text[: text.rfind("\n") + 1].splitlines()
     if not lines:
         return []  # nothing complete yet, not even the header
     header = next(csv.reader([lines[0]]))
-    if not set(EVAL_FIELDS) <= set(header):
-        raise ValueError(f"eval.csv line 1: the header {shown(lines[0])} lacks one of {', '.join(EVAL_FIELDS)}")
+    if not set(EVAL_REQUIRED) <= set(header):
+        raise ValueError(f"eval.csv line 1: the header {shown(lines[0])} lacks one of {', '.join(EVAL_REQUIRED)}")
     rows = []
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
@@ -195,7 +200,7 @@ def eval_csv_rows(text: str) -> list[dict[str, str]]:
             raise ValueError(f"eval.csv line {number} cannot be parsed ({error})") from None
         if len(values) != len(header):
             raise ValueError(f"eval.csv line {number} has {len(values)} values, not {len(header)}: {shown(line)}")
-        row = dict(zip(header, values, strict=True))
+        row = dict.fromkeys(EVAL_ADDED, "") | dict(zip(header, values, strict=True))
         for column, (allowed, check) in EVAL_FIELDS.items():
             if not check(row[column]):
                 raise ValueError(f"eval.csv line {number}: {column!r} is {shown(row[column])}, not {allowed}")
@@ -225,7 +230,7 @@ def parse_eval_csv(text: str) -> list[EvalRow]:
     row does not parse.
     """
     if not text.strip():
-        raise ValueError(f"eval.csv lacks the header {','.join(EVAL_COLUMNS)}")
+        raise ValueError(f"eval.csv lacks the header {','.join(EVAL_REQUIRED)}")
     whole = text if text.endswith("\n") else text + "\n"  # a finished file: its last row counts too
     return [_eval_row(row) for row in eval_csv_rows(whole)]
 

@@ -20,8 +20,12 @@ from typing import IO, Any
 from rlrun.record import reading
 from rlrun.record.regular_files import open_regular
 
-EVAL_CSV_HEADER = "timesteps,mean_return,std_return,success_rate,wall_s\n"
+# eval.csv's header as rlrun writes it: one row per periodic evaluation (``capped``: how many of its episodes were
+# cut at the evaluation cap, rlrun.make.episode_cap)
+EVAL_CSV_HEADER = "timesteps,mean_return,std_return,success_rate,wall_s,capped\n"
 EVAL_COLUMNS = tuple(EVAL_CSV_HEADER.strip().split(","))
+# the columns added since the first eval.csv: a file written before lacks them, and is read with them empty
+EVAL_ADDED = ("capped",)
 # <job>/attempts/<k>/: a sweep job's earlier, failed attempts (and a study's unfinished validation runs); tables
 # never read runs under it
 ATTEMPTS = "attempts"

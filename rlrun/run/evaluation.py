@@ -24,6 +24,7 @@ its episodes come from its generator, which the cut evaluation had already drawn
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import pickle
 import time
@@ -198,7 +199,46 @@ def evaluate(
             callback=record_success,
             warn=False,
         )
+    if capped:
+        _say_capped(env)
     return EvalResult(list(map(float, returns)), list(map(int, lengths)), successes, capped)  # type: ignore[arg-type]
+
+
+def summary_text(final: dict[str, Any]) -> str:
+    """``mean return 0.812 ± 0.100 over 10 episodes, success rate 0.90``: an evaluation's result as the run's lines
+    say it, from :meth:`EvalResult.summary` (run.json's ``final``), with :func:`capped_text` after it."""
+    episodes = final["episodes"]
+    text = f"mean return {final['mean_return']:.3f} ± {final['std_return']:.3f} over {episodes} episode"
+    text += "" if episodes == 1 else "s"
+    text += "" if final["success_rate"] is None else f", success rate {final['success_rate']:.2f}"
+    return text + capped_text(final.get("capped", 0), episodes)  # a run.json before capped was counted: none
+
+
+def capped_text(capped: int, episodes: int) -> str:
+    """``, 2 of 10 cut at 1,000 steps`` when episodes of an evaluation were cut at the evaluation cap (an env
+    without a time limit: :mod:`rlrun.make.episode_cap`); empty when none was. The evaluation lines and the final
+    line end with it."""
+    if not capped:
+        return ""
+    return f", {capped} of {episodes} cut at {episode_cap.EVAL_MAX_EPISODE_STEPS:,} steps"
+
+
+def _say_capped(env: VecEnv) -> None:
+    """Warn, once per process, that evaluation episodes ran to the cap without ending: where an episode really ran
+    on, not wherever an env declares no time limit (most such envs end their episodes themselves)."""
+    spec = env.get_attr("spec", [0])[0]
+    _warn_capped(spec.id if spec is not None else type(env.unwrapped).__name__)
+
+
+@functools.cache
+def _warn_capped(env_id: str) -> None:
+    cap = episode_cap.EVAL_MAX_EPISODE_STEPS
+    log.warning(
+        "warning: episodes of %s ran %d steps without ending in evaluation and were cut there (it declares no time "
+        "limit): each evaluation says how many\n  fix: set env.max_episode_steps=N to the length an episode may have",
+        env_id,
+        cap,
+    )
 
 
 def refuse_non_finite(result: EvalResult, model: BaseAlgorithm) -> None:
@@ -395,7 +435,7 @@ class PeriodicEvaluation(BaseCallback):
         success = "" if result.success_rate is None else repr(result.success_rate)
         wall = self.wall()
         with formats.open_for_writing(self.csv_path, append=True) as f:
-            f.write(f"{step},{result.mean_return!r},{result.std_return!r},{success},{wall:.3f}\n")
+            f.write(f"{step},{result.mean_return!r},{result.std_return!r},{success},{wall:.3f},{result.capped}\n")
         if self.on_result is not None:
             self.on_result(step, result)
         return result

@@ -30,7 +30,7 @@ from rich.progress import (
 from rich.text import Text
 from stable_baselines3.common.callbacks import BaseCallback
 
-from rlrun.run import following
+from rlrun.run import evaluation, following
 from rlrun.run.evaluation import EvalResult
 from rlrun.run.following import duration
 
@@ -68,10 +68,9 @@ def _file_handlers() -> Iterator[logging.FileHandler]:
 
 
 def result_text(result: EvalResult) -> str:
-    """``mean return 0.812 ± 0.100 over 10 episodes, success rate 0.90``."""
-    success = "" if result.success_rate is None else f", success rate {result.success_rate:.2f}"
-    spread = f"{result.mean_return:.3f} ± {result.std_return:.3f}"
-    return f"mean return {spread} over {episodes_word(len(result.returns))}{success}"
+    """``mean return 0.812 ± 0.100 over 10 episodes, success rate 0.90`` (:func:`rlrun.run.evaluation.summary_text`:
+    also how many episodes were cut at the evaluation cap)."""
+    return evaluation.summary_text(result.summary())
 
 
 def evaluation_line(step: int, result: EvalResult) -> str:

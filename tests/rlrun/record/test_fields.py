@@ -9,7 +9,7 @@ from rlrun.record.formats import EVAL_CSV_HEADER
 
 
 def test_rows_in_file_order_blank_lines_skipped_and_no_success_as_none() -> None:
-    text = EVAL_CSV_HEADER + "200,1.5,0.1,,2.0\n\n100,-0.5,0.2,0.75,1.0\n"
+    text = EVAL_CSV_HEADER + "200,1.5,0.1,,2.0,0\n\n100,-0.5,0.2,0.75,1.0,0\n"
     assert parse_eval_csv(text) == [EvalRow(200, 1.5, None), EvalRow(100, -0.5, 0.75)]
 
 
@@ -27,7 +27,7 @@ def test_a_header_alone_has_no_rows() -> None:
     [
         ("", "eval.csv lacks the header timesteps,mean_return,std_return,success_rate,wall_s"),
         ("timesteps,mean_return\n1,2\n", "eval.csv line 1: the header 'timesteps,mean_return' lacks one of"),
-        (EVAL_CSV_HEADER + "100,nan?,0,,1\n", r"eval.csv line 2: 'mean_return' is 'nan\?', not a number"),
+        (EVAL_CSV_HEADER + "100,nan?,0,,1,0\n", r"eval.csv line 2: 'mean_return' is 'nan\?', not a number"),
         (EVAL_CSV_HEADER + "\n", None),
     ],
     ids=["empty", "columns-missing", "bad-number", "blank-row"],

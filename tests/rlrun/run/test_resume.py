@@ -290,9 +290,9 @@ def test_rewind_drops_a_row_cut_short_by_a_kill(tmp_path: Path) -> None:
     from rlrun.run.resume_state import rewind_eval_csv
 
     path = tmp_path / "eval.csv"
-    path.write_text(EVAL_CSV_HEADER + "64,1.5,0.0,,1.0\n128,2.5,0.0,1.0,2.0\n19")  # killed writing the row at 192
+    path.write_text(EVAL_CSV_HEADER + "64,1.5,0.0,,1.0,0\n128,2.5,0.0,1.0,2.0,0\n19")  # killed writing the row at 192
     rewind_eval_csv(path, 1000)
-    assert path.read_text() == EVAL_CSV_HEADER + "64,1.5,0.0,,1.0\n128,2.5,0.0,1.0,2.0\n"
+    assert path.read_text() == EVAL_CSV_HEADER + "64,1.5,0.0,,1.0,0\n128,2.5,0.0,1.0,2.0,0\n"
 
 
 @pytest.mark.parametrize(

@@ -18,9 +18,9 @@ def test_a_seed_reports_only_the_complete_rows_of_its_eval_csv(tmp_path: Path) -
     assert run.poll() == 0 and run.rows == []  # no eval.csv yet
     (tmp_path / "eval.csv").write_text("timesteps,mean_return,std_return,succ")
     assert run.poll() == 0 and run.rows == []  # the header is being written
-    (tmp_path / "eval.csv").write_text(EVAL_CSV_HEADER + "64,1.5,0.0,,1.0\n128,2.")
+    (tmp_path / "eval.csv").write_text(EVAL_CSV_HEADER + "64,1.5,0.0,,1.0,0\n128,2.")
     assert run.poll() == 0 and run.rows == [EvalRow(64, 1.5, None)]  # the second row is being written
-    (tmp_path / "eval.csv").write_text(EVAL_CSV_HEADER + "64,1.5,0.0,,1.0\n128,2.5,0.0,1.0,2.0\n")
+    (tmp_path / "eval.csv").write_text(EVAL_CSV_HEADER + "64,1.5,0.0,,1.0,0\n128,2.5,0.0,1.0,2.0,0\n")
     assert run.poll() == 0 and run.rows == [EvalRow(64, 1.5, None), EvalRow(128, 2.5, 1.0)]
 
 
@@ -28,8 +28,8 @@ def test_a_damaged_eval_csv_row_is_reported_naming_the_file_and_line(tmp_path: P
     run = SeedRun(tmp_path, 0, [])
     run.process = subprocess.Popen([sys.executable, "-c", "pass"])
     run.process.wait()
-    (tmp_path / "eval.csv").write_text(EVAL_CSV_HEADER + "64,1.5,0.0,,1.0\n")
+    (tmp_path / "eval.csv").write_text(EVAL_CSV_HEADER + "64,1.5,0.0,,1.0,0\n")
     assert run.poll() == 0 and run.rows == [EvalRow(64, 1.5, None)] and run.damaged is None
-    (tmp_path / "eval.csv").write_text(EVAL_CSV_HEADER + "64,1.5,0.0,,1.0\n128,[],0.0,,1.0\n")
+    (tmp_path / "eval.csv").write_text(EVAL_CSV_HEADER + "64,1.5,0.0,,1.0,0\n128,[],0.0,,1.0,0\n")
     assert run.poll() == 0 and run.rows == [EvalRow(64, 1.5, None)]  # the rows read before are kept
     assert run.damaged == f"{tmp_path / 'eval.csv'}: eval.csv line 3: 'mean_return' is '[]', not a number"

@@ -37,7 +37,7 @@ def ended_trial(tmp_path: Path, records: list[dict[str, Any]], second_csv: str =
     for run, record in zip(trial.runs, records, strict=True):
         run.folder.mkdir(parents=True)
         (run.folder / "run.json").write_text(json.dumps(record))
-        (run.folder / "eval.csv").write_text(EVAL_CSV_HEADER + "64,1.5,0.0,,1.0\n128,2.0,0.0,,2.0\n")
+        (run.folder / "eval.csv").write_text(EVAL_CSV_HEADER + "64,1.5,0.0,,1.0,0\n128,2.0,0.0,,2.0,0\n")
         run.process = subprocess.Popen([sys.executable, "-c", "pass"])
         run.process.wait()
     if second_csv:
@@ -72,7 +72,7 @@ def test_a_damaged_run_json_fails_the_trial_naming_file_and_field(
 
 
 def test_a_damaged_eval_csv_fails_the_trial_naming_file_and_line(tmp_path: Path) -> None:
-    text = EVAL_CSV_HEADER + "64,1.5,0.0,,1.0\nsixty,2.0,0.0,,2.0\n"
+    text = EVAL_CSV_HEADER + "64,1.5,0.0,,1.0,0\nsixty,2.0,0.0,,2.0,0\n"
     outcome = ended_trial(tmp_path, [RECORD, {**RECORD, "seed": 1}], second_csv=text).poll()
     assert outcome is not None and outcome.state == TrialState.FAIL
     assert outcome.error == f"seed 1: {tmp_path / 'seed-1' / 'eval.csv'}: eval.csv line 3: 'timesteps' is 'sixty', " + (
