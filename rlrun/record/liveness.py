@@ -43,7 +43,8 @@ def process_alive(record: dict[str, Any]) -> bool | None:
     whose pids cannot be checked from here."""
     if record.get("host") != platform.node():
         return None
-    return bool(record.get("pid")) and pid_alive(int(record["pid"]))
+    pid = record.get("pid")  # a received or damaged record may hold anything there: only a pid is looked up
+    return isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 and pid_alive(pid)
 
 
 def age_s(record: dict[str, Any], record_path: Path) -> float:

@@ -76,6 +76,27 @@ def holder(folder: Path) -> str:
     return "another process"
 
 
+def in_use(folder: Path) -> bool:
+    """Whether a process holds the lock of ``folder`` now (this one included), asked without making or writing the
+    lock file: what a record's pid cannot tell (a pid reused since, or written by someone else). A lock file that is
+    not a regular file with one name is held by no one (a claimant refuses it)."""
+    if _key(folder) in _held:
+        return True
+    try:
+        fd = regular_files.open_regular(folder / LOCK_NAME, os.O_RDONLY)
+    except (OSError, UserError):  # none: no holder (a holder keeps it while it holds the lock)
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # let go at once, as the file is closed
+    except BlockingIOError:
+        return True
+    except OSError:  # a filesystem without locks: no one can hold one there
+        return False
+    finally:
+        os.close(fd)
+    return False
+
+
 def _lock(folder: Path, what: str, fix: str) -> int:
     """Open and lock ``<folder>/.lock``; the file locked is the one at that path (a claimant that opened a
     file its holder then removed tries again)."""

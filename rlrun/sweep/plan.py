@@ -12,8 +12,10 @@ A job's folder is its identity. Running the same sweep command again:
 - a run of another config, or one still going: ``refuse`` (that job alone, never overwritten); so is a stopped
   run whose signatures do not verify under this user's trust key (:mod:`rlrun.record.signatures`).
 
-A ``running`` run on this host is alive while its pid is; on another host (a cluster node, whose
-pids cannot be checked from here) while its ``run.json`` was ``updated`` less than ``stale_after_s`` ago.
+A ``running`` run on this host is alive while a process holds its folder's lock (:mod:`rlrun.record.lock`, as
+``resume=`` asks): never from its record's pid, which a received or stale record may name (``pid: 1``); on another
+host (a cluster node, whose locks and pids cannot be asked from here) while its ``run.json`` was ``updated`` less
+than ``stale_after_s`` ago.
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from rlrun.config.errors import UserError
-from rlrun.record import signatures
+from rlrun.record import lock, signatures
 from rlrun.record.formats import ATTEMPTS, read_json
 from rlrun.record.leftovers import remove_leftovers
-from rlrun.record.liveness import age_s, still_running
+from rlrun.record.liveness import age_s
 
 TRAIN, RESUME, RERUN, SKIP, REFUSE = "train", "resume", "rerun", "skip", "refuse"
 LAUNCHED = (TRAIN, RESUME, RERUN)
@@ -109,10 +111,18 @@ def _unsigned_reason(path: Path, unsigned: str) -> str:
     )
 
 
+def _still_running(path: Path, record: dict[str, Any], record_path: Path, stale_after_s: float) -> bool:
+    """Whether a ``running`` record's run goes on: on this host, its folder's lock is held; elsewhere, its record
+    was rewritten less than ``stale_after_s`` ago."""
+    if record.get("host") == platform.node():
+        return lock.in_use(path)
+    return age_s(record, record_path) < stale_after_s
+
+
 def _running_reason(path: Path, record: dict[str, Any], record_path: Path, stale_after_s: float) -> str:
-    pid, host = record.get("pid"), record.get("host")
-    if host == platform.node():
-        return f"{path} is still running (pid {pid}): stop it first (kill {pid}) or let it finish"
+    host = record.get("host")
+    if host == platform.node():  # the holder as it wrote itself into the lock file, not the record's pid
+        return f"{path} is still running ({lock.holder(path)}): stop it first or let it finish"
     return (
         f"{path} is still running on {host} (its run.json was updated {age_s(record, record_path):.0f} s ago); "
         f"it counts as stopped once that is older than hydra.sweeper.stale_after_s={stale_after_s:g}"
@@ -139,7 +149,7 @@ def decide(job: Job, stale_after_s: float) -> None:
         job.action = SKIP
         if (unsigned := signatures.unsigned_record(job.path)) is not None:  # its results are not this user's rlrun's
             job.action, job.reason = REFUSE, _unsigned_reason(job.path, unsigned)
-    elif record.get("status") == "running" and still_running(record, record_path, stale_after_s):
+    elif record.get("status") == "running" and _still_running(job.path, record, record_path, stale_after_s):
         job.action, job.reason = REFUSE, _running_reason(job.path, record, record_path, stale_after_s)
     elif record.get("status") in ("interrupted", "running") and _has_snapshot(job.path):
         job.action = RESUME

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import platform
@@ -86,9 +87,14 @@ def test_a_stopped_running_record_naming_another_budget_is_refused_never_resumed
 def test_a_live_run_is_refused_on_this_host_and_on_another(tmp_path: Path) -> None:
     here = job_with(tmp_path / "here", {"status": "running", "host": platform.node(), "pid": os.getpid()})
     there = job_with(tmp_path / "there", {"status": "running", "host": "node-7", "pid": 1, "updated": now()})
-    for job in (here, there):
-        plan.decide(job, stale_after_s=600)
-        assert job.action == plan.REFUSE and "still running" in str(job.reason)
+    held = os.open(here.path / ".lock", os.O_RDWR | os.O_CREAT)  # on this host, its folder's lock says it runs
+    fcntl.flock(held, fcntl.LOCK_EX)
+    try:
+        for job in (here, there):
+            plan.decide(job, stale_after_s=600)
+            assert job.action == plan.REFUSE and "still running" in str(job.reason)
+    finally:
+        os.close(held)
 
 
 def test_a_rerun_keeps_every_attempt(tmp_path: Path) -> None:
