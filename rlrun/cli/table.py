@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rlrun.config.errors import UserError, report_user_errors
-from rlrun.table.aggregate_files import AGGREGATE_FILES
-from rlrun.table.write import FILES, METRICS, write_tables
+from rlrun.table.write import METRICS, write_tables, written_files
 
 
 def _keys(text: str) -> list[str]:
@@ -73,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(path.read_text(encoding="utf-8"), end="")
     if args.aggregate:
         print("\n" + (path.parent / "aggregate.md").read_text(encoding="utf-8"), end="")
-    print(f"\nwrote {', '.join(FILES + (AGGREGATE_FILES if args.aggregate else ()))} in {path.parent}")
+    print(f"\nwrote {', '.join(written_files(args.aggregate))} in {path.parent}")
 
 
 if __name__ == "__main__":

@@ -1,10 +1,13 @@
-"""Where a run, a sweep or a table came from: the command line, package versions and the git commit.
+"""Where a run, a sweep or a table came from: the command line, package versions and the git commits.
 
-The commit is read from ``.git`` itself (no ``git`` subprocess), also in worktrees and with packed refs.
+Two commits: the working folder's (what the user ran rlrun from) and rlrun's own code's (:func:`code_commit`: the
+checkout it is imported from, or the one pip recorded when it installed rlrun from a git URL). A commit is read
+from ``.git`` itself (no ``git`` subprocess), also in worktrees and with packed refs.
 """
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 from importlib import metadata
@@ -92,3 +95,22 @@ def source_commit() -> str | None:
     """The commit of the checkout rlrun itself is imported from; None for an installed package."""
     package = Path(__file__).resolve().parents[1]  # rlrun/, this file being rlrun/record/provenance.py
     return git_commit(package.parent, search_parents=False)
+
+
+def installed_commit(dist: str = "rlrun") -> str | None:
+    """The commit pip recorded when it installed ``dist`` from a git URL (``pip install git+https://...``: PEP 610's
+    ``direct_url.json``, ``vcs_info.commit_id``); None for any other install."""
+    try:
+        text = metadata.distribution(dist).read_text("direct_url.json")
+        info = json.loads(text) if text else None
+    except (metadata.PackageNotFoundError, OSError, ValueError):
+        return None
+    vcs = info.get("vcs_info") if isinstance(info, dict) else None
+    commit = vcs.get("commit_id") if isinstance(vcs, dict) else None
+    return commit if isinstance(commit, str) and commit else None
+
+
+def code_commit() -> str | None:
+    """The commit of the code that runs: rlrun's own checkout (a clone, an editable install), else the commit of
+    the git URL rlrun was installed from; None for a wheel built elsewhere (its version names it then)."""
+    return source_commit() or installed_commit()

@@ -23,7 +23,7 @@ from rlrun.config.errors import UserError
 from rlrun.config.keys import config_hash
 from rlrun.record import signatures
 from rlrun.record.formats import now, write_json, write_text
-from rlrun.record.provenance import run_commit, run_versions
+from rlrun.record.provenance import code_commit, run_commit, run_versions
 
 # run.json's "status": a run is running until it ends in one of the other three
 RUN_STATUSES = ("running", "completed", "failed", "interrupted")
@@ -82,6 +82,7 @@ class RunRecord:
                 "started": now(),
                 "versions": run_versions(is_jax(cfg)),
                 "git": run_commit(),
+                "rlrun_commit": code_commit(),  # the code that trained (rlrun's checkout or git URL), apart from git
                 "command": meta.get("command"),
                 "resume_mode": resume_mode,
                 "backend": backend(cfg),  # torch (SB3) or jax (SBX)

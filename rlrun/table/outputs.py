@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import re
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ COLUMNS = (
 DASH = "–"  # a value that does not exist, in Markdown
 _TOOLS = ("scipy", "numpy", "matplotlib")
 MAX_COMMANDS_MD = 10  # table.md lists this many commands; table.json lists them all
+WIDTH = 80  # the prose under a table: lines of at most this many characters (a terminal's width)
 
 
 def provenance(runs: Sequence[Run]) -> dict[str, Any]:
@@ -66,6 +68,7 @@ def provenance(runs: Sequence[Run]) -> dict[str, Any]:
         ),
         "runs": {
             "versions": {package: sorted(found) for package, found in sorted(versions.items())},
+            "rlrun_commit": values("rlrun_commit"),  # the code that trained each run (recorded since 0.1.0)
             "git": values("git"),
             "hosts": values("host"),
             "commands": values("command"),
@@ -162,10 +165,14 @@ def _footer(prov: dict[str, Any]) -> list[str]:
     packages = plain(", ".join(f"{name} {' / '.join(found)}" for name, found in runs["versions"].items()))
     tools = ", ".join(f"{name} {version}" for name, version in prov["packages"].items())
     commit = f" (git {prov['git'][:12]})" if prov["git"] else ""
+    codes = plain(", ".join(c[:12] for c in runs.get("rlrun_commit", [])))
     commits, hosts = plain(", ".join(c[:12] for c in runs["git"])), plain(", ".join(runs["hosts"]))
     lines = [
-        f"<sub>Table by rlrun {prov['rlrun']}{commit} with {tools}. Runs: {packages or 'versions unknown'};"
-        f" git {commits or 'unknown'}; hosts {hosts or 'unknown'}. Commands:</sub>",
+        *_wrapped(
+            f"<sub>Table by rlrun {prov['rlrun']}{commit} with {tools}. Runs: {packages or 'versions unknown'};"
+            f" rlrun's code at git {codes or 'unknown'}; started in folders at git {commits or 'unknown'};"
+            f" hosts {hosts or 'unknown'}. Commands:</sub>"
+        ),
         "",
     ]
     commands = runs["commands"]
@@ -175,29 +182,43 @@ def _footer(prov: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _wrapped(paragraph: str) -> list[str]:
+    """A paragraph as lines of at most :data:`WIDTH` characters, broken between words and never inside a code span
+    (a terminal shows the lines as they are; Markdown joins them again)."""
+    kept = re.sub(r"(`+)(.*?)\1", lambda span: span.group(0).replace(" ", _SPACE), paragraph)
+    lines = textwrap.wrap(kept, WIDTH, break_long_words=False, break_on_hyphens=False)
+    return [line.replace(_SPACE, " ") for line in lines]
+
+
+_SPACE = "\0"  # a space inside a code span while a paragraph is wrapped
+
+
 def render_markdown(document: dict[str, Any]) -> str:
     """``table.md``: the table, how to read it, the comparison if asked for, and the provenance footer."""
     rows, groups = document["rows"], document["groups"]
-    lines = _markdown_rows(rows) + [
-        "",
-        "Score of a run: its final evaluation (`final` in run.json). Over the completed runs of a group: mean ± std"
-        " (ddof 0); IQM, rliable's interquartile mean (`scipy.stats.trim_mean(scores, 0.25)`: the mean after 25% of"
-        " the runs are trimmed from each end, so 4 of 6 runs count, or 6 of 10), with its 95% bootstrap interval"
-        " (percentile, 10,000"
-        f" resamples, seed {SEED}; {DASH} with fewer than 2 runs). Seeds: completed/planned. Steps to threshold:"
-        " the first evaluation in eval.csv that reached it, median over the runs that did (how many did)."
-        f" Thresholds: {_thresholds(groups)}. Wall time and steps per second: median per run.",
-    ]
+    lines = (
+        _markdown_rows(rows)
+        + [""]
+        + _wrapped(
+            "Score of a run: its final evaluation (`final` in run.json). Over the completed runs of a group: mean ± std"
+            " (ddof 0); IQM, rliable's interquartile mean (`scipy.stats.trim_mean(scores, 0.25)`: the mean after 25% of"
+            " the runs are trimmed from each end, so 4 of 6 runs count, or 6 of 10), with its 95% bootstrap interval"
+            " (percentile, 10,000"
+            f" resamples, seed {SEED}; {DASH} with fewer than 2 runs). Seeds: completed/planned. Steps to threshold:"
+            " the first evaluation that reached it (the periodic ones of eval.csv, then the final one), median over the"
+            f" runs that did (how many did). Thresholds: {_thresholds(groups)}. Wall time and steps per second: median"
+            " per run."
+        )
+    )
     if (compare := document.get("compare")) is not None:
         interval = DASH if compare["low"] is None else f"[{compare['low']:.2f}, {compare['high']:.2f}]"
-        lines += [
-            "",
+        lines += [""] + _wrapped(
             f"Probability of improvement (final {compare['metric']}): P({code(compare['a'], cell=False)} >"
             f" {code(compare['b'], cell=False)}) ="
             f" {compare['probability']:.2f}, 95% CI {interval} (over all pairs of runs, ties count half;"
-            " bootstrap over both groups' runs).",
-        ]
-    lines += [line for note in document.get("notes", []) for line in ("", plain(note))]
+            " bootstrap over both groups' runs)."
+        )
+    lines += [line for note in document.get("notes", []) for line in ("", *_wrapped(plain(note)))]
     return "\n".join([*lines, "", *_footer(document["provenance"])]) + "\n"
 
 

@@ -128,13 +128,20 @@ def threshold(env_id: str, reports_success: bool, level: float | None = None) ->
     return None if value is None else {"metric": "mean_return", "value": value}
 
 
-def steps_to_threshold(curve: Curve | None, target: dict[str, Any] | None) -> int | None:
-    """Env steps of the first evaluation that reached ``target``; None if none did. An evaluation that is no
+def steps_to_threshold(
+    curve: Curve | None, target: dict[str, Any] | None, final: tuple[int, float | None] | None = None
+) -> int | None:
+    """Env steps of the first evaluation that reached ``target``: a periodic one (``curve``), else the final one
+    (``final``: its step and score, the run's score in the table); None if none did. An evaluation that is no
     score (:func:`rlrun.table.runs.is_score`: an infinite return is a broken evaluation) reaches nothing."""
-    if curve is None or target is None:
+    if target is None:
         return None
-    values = curve.success_rate if target["metric"] == "success_rate" else curve.mean_return
-    for steps, value in zip(curve.timesteps, values, strict=True):
+    evaluations: list[tuple[int, float | None]] = []
+    if curve is not None:
+        values = curve.success_rate if target["metric"] == "success_rate" else curve.mean_return
+        evaluations += zip(curve.timesteps, values, strict=True)
+    evaluations += [final] if final is not None else []
+    for steps, value in evaluations:
         if value is not None and is_score(value) and value >= target["value"]:
             return steps
     return None
