@@ -20,7 +20,7 @@ from typing import Any
 from rlrun.config.errors import UserError
 from rlrun.record import liveness
 from rlrun.record.fields import EvalRow, as_text, is_number, parse_eval_csv
-from rlrun.record.formats import EVAL_CSV_HEADER, read_json
+from rlrun.record.formats import read_json
 from rlrun.record.regular_files import open_regular
 
 STALE_AFTER_S = 600.0  # a running record from another host not rewritten for this long: its run is gone
@@ -115,21 +115,20 @@ def _gone(record: dict[str, Any], path: Path) -> bool:
 
 
 def last_evaluation(path: Path) -> EvalRow | None:
-    """The last complete row of the ``eval.csv`` at ``path`` (its last :data:`TAIL_BYTES` read, a regular file
-    only), or None where it has none or it cannot be read."""
+    """The last complete row of the ``eval.csv`` at ``path``, read with the file's own header (its first line and
+    its last :data:`TAIL_BYTES` read, a regular file only), or None where it has none or it cannot be read."""
     try:
         fd = open_regular(path, os.O_RDONLY)
     except (OSError, UserError):  # missing, or a link or FIFO in a received folder
         return None
     with os.fdopen(fd, "rb") as file:
-        size = os.fstat(file.fileno()).st_size
-        file.seek(max(size - TAIL_BYTES, 0))
+        header = file.read(TAIL_BYTES).decode("utf-8", errors="replace").split("\n", 1)[0]
+        file.seek(max(os.fstat(file.fileno()).st_size - TAIL_BYTES, 0))
         tail = file.read(TAIL_BYTES).decode("utf-8", errors="replace")
-    complete = tail[: tail.rfind("\n") + 1].splitlines()
-    rows = [line for line in complete if line.strip() and not line.startswith(EVAL_CSV_HEADER[:9])]
+    rows = [line for line in tail[: tail.rfind("\n") + 1].splitlines() if line.strip() and line != header]
     if not rows:
         return None
     try:
-        return parse_eval_csv(EVAL_CSV_HEADER + rows[-1])[-1]
+        return parse_eval_csv(f"{header}\n{rows[-1]}\n")[-1]
     except ValueError:  # a damaged row, or the tail began inside one
         return None

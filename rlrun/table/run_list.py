@@ -1,6 +1,6 @@
 """``rlrun-runs``: the runs under a folder (``outputs/`` by default: single runs, sweeps' jobs, studies' seeds), one
-line each: its status, its steps of its budget, its last and final evaluation, how long ago it last wrote, and the
-command that continues it.
+line each: its folder, its status, its steps of its budget, its last and final evaluation and how long ago it last
+wrote; under it, on a line of its own to copy, the command that continues it.
 
 Each run is read as data (:mod:`rlrun.record.run_state`: bounded, tolerant readers of regular files only), so a
 received or damaged folder is listed, never trusted: every name from it is shown as text (control characters
@@ -23,7 +23,6 @@ DESCRIPTION = (
     "The runs under the folders (single runs, sweeps' jobs, studies' seeds): status, steps of the budget, last and "
     "final evaluation, age, and the command that continues each."
 )
-HEADER = ("run", "status", "steps", "last", "final", "age", "continue with")
 SKIPPED = (ATTEMPTS, ".hydra", ".git")  # a sweep job's failed attempts; Hydra's and git's records
 
 
@@ -49,31 +48,34 @@ def age(seconds: float | None) -> str:
     return f"{int(seconds)} s"
 
 
-def _score(value: float | None) -> str:
-    return "–" if value is None else f"{value:.3f}"
-
-
-def row(state: RunState) -> tuple[str, ...]:
-    """One run's cells (:data:`HEADER`)."""
+def line(state: RunState) -> str:
+    """``<folder>: completed, 4,096/4,096 steps, last eval 0.600, final 0.600, 12 s ago``."""
     budget = f"{state.budget:,}" if state.budget is not None else "?"
-    last = None if state.last is None else state.last.mean_return
-    status = state.status or "unreadable"
-    return (
-        as_text(state.folder),
-        status,
-        f"{state.timesteps:,}/{budget}",
-        _score(last),
-        _score(state.final),
-        age(state.age_s),
-        continue_command(state) or "–",
-    )
+    parts = [state.status or "unreadable (no run.json that can be read)", f"{state.timesteps:,}/{budget} steps"]
+    if state.last is not None:
+        parts.append(f"last eval {state.last.mean_return:.3f}")
+    if state.final is not None:
+        parts.append(f"final {state.final:.3f}")
+    if state.age_s is not None:
+        parts.append(f"{age(state.age_s)} ago")
+    return f"{as_text(state.folder)}: {', '.join(parts)}"
+
+
+def then(state: RunState) -> str:
+    """What to do with the run next: the command that continues it, or why there is none."""
+    command = continue_command(state)
+    if command is not None:
+        return command
+    if state.status == "running":
+        return f"(still running: pid {as_text(state.record.get('pid'))} on {as_text(state.record.get('host'))})"
+    if state.status in ("interrupted", "failed"):
+        return "(no snapshot to continue from: start it again)"
+    return "(nothing to continue)"
 
 
 def lines(states: Sequence[RunState]) -> list[str]:
-    """The list: a header, then a line per run, columns aligned."""
-    rows = [HEADER, *(row(state) for state in states)]
-    widths = [max(len(cells[i]) for cells in rows) for i in range(len(HEADER) - 1)]
-    return ["  ".join([*(c.ljust(w) for c, w in zip(cells, widths, strict=False)), cells[-1]]) for cells in rows]
+    """A line per run, and under it, indented, the command that continues it."""
+    return [text for state in states for text in (line(state), f"  {then(state)}")]
 
 
 def list_runs(folders: Sequence[Path]) -> list[str]:

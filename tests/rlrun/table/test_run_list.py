@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shlex
 import shutil
 import subprocess
@@ -59,38 +60,43 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _listed(root: Path) -> dict[str, list[str]]:
+def _listed(root: Path) -> dict[str, tuple[str, str]]:
+    """``rlrun-runs`` in ``root``: each run's line and the line under it, by the last part of its folder's name."""
     done = subprocess.run(["rlrun-runs"], cwd=root, env=_env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].split()[:3] == ["run", "status", "steps"]
-    return {line.split()[0].rsplit("-", 1)[-1]: line.split("  ") for line in lines[1:]}
+    runs = {
+        line.split(":")[0].rsplit("-", 1)[-1]: (line, then.strip())
+        for line, then in zip(lines[::2], lines[1::2], strict=True)
+    }
+    assert len(runs) == 6 and all(line.startswith("outputs/runs/gridworld-ppo/") for line, _ in runs.values())
+    return runs
 
 
 def test_each_run_is_listed_with_its_status_steps_scores_and_command(outputs: Path) -> None:
     listed = _listed(outputs)
-    cells = {key: [c.strip() for c in line if c.strip()] for key, line in listed.items()}
-    assert [cells[key][1] for key in ("comp", "intr", "fail", "runn", "kill")] == [
-        "completed",
-        "interrupted",
-        "failed",
-        "running",
-        "interrupted",  # a running record whose process is gone
-    ]
-    assert cells["comp"][2] == "128/128" and cells["intr"][2] == "64/128"
-    assert cells["comp"][4] != "–" and cells["intr"][4] == "–"  # the final evaluation: only the completed run's
-    assert all(cells[key][3] != "–" for key in ("comp", "intr", "fail"))  # the last evaluation of eval.csv
     folder = f"outputs/runs/gridworld-ppo/{STAMP[:-5]}"
-    assert cells["comp"][-1] == f"rlrun resume={folder}-comp total_timesteps=256"  # trained on to twice its budget
-    assert cells["intr"][-1] == f"rlrun resume={folder}-intr"
-    assert cells["fail"][-1] == f"rlrun resume={folder}-fail"  # from its newest snapshot
-    assert cells["runn"][-1] == "–"
-    evil = next(line for key, line in listed.items() if "evil" in key)
-    assert "\x1b" not in "".join(evil) and "evil\\x1b[2J" in "".join(evil)  # a forged name, escaped
+    line = r"{}: {}, {} steps, last eval -?\d+\.\d{{3}}{}, \d+ (s|min) ago"
+    final = r", final -?\d+\.\d{3}"
+    expected = {  # status, steps, whether it has a final evaluation
+        "comp": ("completed", "128/128", final),
+        "intr": ("interrupted", "64/128", ""),
+        "fail": ("failed", "128/128", ""),
+        "runn": ("running", "128/128", ""),
+        "kill": ("interrupted", "128/128", ""),  # a running record whose process is gone
+    }
+    for key, (status, steps, has_final) in expected.items():
+        assert re.fullmatch(line.format(re.escape(f"{folder}-{key}"), status, steps, has_final), listed[key][0]), key
+    assert listed["comp"][1] == f"rlrun resume={folder}-comp total_timesteps=256"  # trained on to twice its budget
+    assert listed["intr"][1] == f"rlrun resume={folder}-intr"
+    assert listed["fail"][1] == f"rlrun resume={folder}-fail"  # from its newest snapshot
+    assert listed["runn"][1] == f"(still running: pid {os.getpid()} on {platform.node()})"
+    evil = next(text for key, text in listed.items() if "evil" in key)
+    assert "\x1b" not in "".join(evil) and "evil\\x1b[2J" in evil[0]  # a forged name, escaped
 
 
 def test_the_listed_command_continues_the_run_when_pasted(outputs: Path) -> None:
-    command = next(c.strip() for c in _listed(outputs)["intr"] if c.strip().startswith("rlrun resume="))
+    command = _listed(outputs)["intr"][1]
     done = subprocess.run(command, shell=True, cwd=outputs, env=_env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     folder = outputs / shlex.split(command)[1].removeprefix("resume=")
