@@ -98,7 +98,7 @@ def _translated(error: Exception, command: CommandLine, config_name: str) -> Use
     wrong_type = any(words in str(cause) for words in (*hydra_errors.KINDS, "is not Optional"))
     if isinstance(cause, ValidationError) and wrong_type and (override := command.given(str(cause.full_key))):
         given = next(iter(override.sweep_iterator())) if override.is_sweep_override() else override.value()
-        return hydra_errors.wrong_type(str(cause.full_key), str(cause), given)
+        return hydra_errors.wrong_type(str(cause.full_key), str(cause), given, hydra_errors.current_value(cause))
     if isinstance(cause, (ConfigKeyError, ConfigAttributeError)) and cause.full_key:
         key = str(cause.full_key)
         override = command.given(key) or next((o for o in command.parsed if key.startswith(o.key_or_group)), None)

@@ -71,14 +71,27 @@ def unknown_wrappers(given: list[str], available: Sequence[str]) -> UserError:
     return UserError(problem, f"pick wrappers from that list, or add your own as wrappers/<name>.yaml in {where}")
 
 
-def wrong_type(key: str, said: str, given: Any) -> UserError:
+def wrong_type(key: str, said: str, given: Any, current: Any = None) -> UserError:
     """A value the schema's type cannot take (``said``: OmegaConf's message): ``seed=0.5: seed takes a whole
-    number``."""
+    number``; the fix is an override: the whole number nearest ``given``, else the key's value without it
+    (``current``: :func:`current_value`)."""
     if given is None:
         return UserError(f"{key}=null: {key} cannot be null", f"give {key} a value, or leave it out for its default")
     kind = next((words for words_said, words in KINDS.items() if words_said in said), "another type")
     whole = isinstance(given, float) and math.isfinite(given) and kind == KINDS["to Integer"]
-    return UserError(f"{key}={given!r}: {key} takes {kind}", f"{key}={round(given)}" if whole else f"give {key} {kind}")
+    if whole:
+        fix = f"{key}={round(given)}"
+    elif isinstance(current, (bool, int, float, str)):
+        fix = f"{key}={str(current).lower() if isinstance(current, bool) else current}"
+    else:
+        fix = f"give {key} {kind}"
+    return UserError(f"{key}={given!r}: {key} takes {kind}", fix)
+
+
+def current_value(error: Exception) -> Any:
+    """The value OmegaConf's validation ``error`` kept for its key: the key's value without the refused override."""
+    parent, key = getattr(error, "parent_node", None), getattr(error, "key", None)
+    return parent.get(key) if isinstance(parent, DictConfig) and key is not None else None
 
 
 def missing_key(key: str, override: Override, base: DictConfig) -> UserError:
