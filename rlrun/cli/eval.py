@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(stop.exit_status)
         finally:
             env.close()
-    success = "" if result.success_rate is None else f"  success rate {result.success_rate:.2f}"
+    success = "" if result.success_rate is None else f", success rate {result.success_rate:.2f}"
     print(
         f"{args.run_dir}: mean return {result.mean_return:.3f} ± {result.std_return:.3f} "
         f"over {episodes_word(len(result.returns))}{success}"

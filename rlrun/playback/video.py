@@ -204,14 +204,18 @@ def _episodes(
     fps = int(base.metadata.get("render_fps") or 30) if base is not None else 30
     with video_file(video, fps, say) if video else contextlib.nullcontext() as sink:
         progress = _Progress(episodes, progress_s, say)
+        shown = {"episode": 1, "step": 0}  # the first copy's, whose frames are shown
 
         def on_step(locals_: dict[str, Any], _globals: dict[str, Any]) -> None:
             if base is not None and locals_["i"] == 0:
                 frame = base.render()
+                shown["step"] += 1
                 if sink is not None:
                     sink.add(np.asarray(frame))
-                else:
-                    print(frame)
+                else:  # text frames, each under the step that led to it
+                    print(f"episode {shown['episode']}, step {shown['step']}:\n{frame}")
+                if locals_["done"]:
+                    shown["episode"], shown["step"] = shown["episode"] + 1, 0
             progress.step(locals_, None if sink is None else sink.frames)
 
         return evaluate(model, env, episodes, on_step=on_step, success_key=success_key)
