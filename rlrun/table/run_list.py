@@ -37,19 +37,17 @@ def run_folders(folder: Path) -> Iterator[Path]:
             dirs[:] = sorted(d for d in dirs if d not in SKIPPED and not d.startswith(".tmp-"))
 
 
-def age(seconds: float | None) -> str:
-    """``12 s``, ``5 min``, ``3 h``, ``2 d``."""
-    if seconds is None:
-        return "–"
-    seconds = max(seconds, 0.0)
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)} {unit}"
-    return f"{int(seconds)} s"
+def age(seconds: float) -> str:
+    """``0:00:12``, ``3:05:00``, ``2 d 4:00:00``: hours, minutes and seconds, and days."""
+    whole = int(max(seconds, 0.0))
+    days, rest = divmod(whole, 86400)
+    clock = f"{rest // 3600}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
+    return f"{days} d {clock}" if days else clock
 
 
 def line(state: RunState) -> str:
-    """``<folder>: completed, 4,096/4,096 steps, last eval 0.600, final 0.600, 12 s ago``."""
+    """``<folder>: completed, 4,096/4,096 steps, last eval 0.600, final 0.600, age 0:00:12`` (since run.json was last
+    written)."""
     budget = f"{state.budget:,}" if state.budget is not None else "?"
     parts = [state.status or "unreadable (no run.json that can be read)", f"{state.timesteps:,}/{budget} steps"]
     if state.last is not None:
@@ -57,7 +55,7 @@ def line(state: RunState) -> str:
     if state.final is not None:
         parts.append(f"final {state.final:.3f}")
     if state.age_s is not None:
-        parts.append(f"{age(state.age_s)} ago")
+        parts.append(f"age {age(state.age_s)}")
     return f"{as_text(state.folder)}: {', '.join(parts)}"
 
 

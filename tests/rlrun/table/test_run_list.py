@@ -76,7 +76,7 @@ def _listed(root: Path) -> dict[str, tuple[str, str]]:
 def test_each_run_is_listed_with_its_status_steps_scores_and_command(outputs: Path) -> None:
     listed = _listed(outputs)
     folder = f"outputs/runs/gridworld-ppo/{STAMP[:-5]}"
-    line = r"{}: {}, {} steps, last eval -?\d+\.\d{{3}}{}, \d+ (s|min) ago"
+    line = r"{}: {}, {} steps, last eval -?\d+\.\d{{3}}{}, age \d+:\d\d:\d\d"
     final = r", final -?\d+\.\d{3}"
     expected = {  # status, steps, whether it has a final evaluation
         "comp": ("completed", "128/128", final),
