@@ -8,6 +8,7 @@ from ``.git`` itself (no ``git`` subprocess), also in worktrees and with packed 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from importlib import metadata
@@ -33,6 +34,17 @@ def prog() -> str:
 def command_line() -> str:
     """The command line as the user typed it."""
     return " ".join([prog(), *map(shlex.quote, sys.argv[1:])])
+
+
+def requeued_command(command: str | None) -> str | None:
+    """What a run's ``resumes[].command`` says when its job was started again inside the sweep that launched it:
+    under SLURM, the sweep's command marked as requeued by SLURM, with the job's id (the job's own process is
+    submitit's ``_submit.py``, which no person typed); elsewhere, the sweep's command."""
+    job = os.environ.get("SLURM_JOB_ID")  # set by SLURM in every job's environment
+    if command is None or job is None:
+        return command
+    array, task = os.environ.get("SLURM_ARRAY_JOB_ID"), os.environ.get("SLURM_ARRAY_TASK_ID")
+    return f"{command}  # requeued by SLURM (job {f'{array}_{task}' if array and task else job})"
 
 
 def package_version(dist: str) -> str | None:

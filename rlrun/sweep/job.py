@@ -31,6 +31,7 @@ from rlrun.config.errors import UserError
 from rlrun.record import logs
 from rlrun.record.formats import WriteFailed
 from rlrun.record.lock import FolderInUse
+from rlrun.record.provenance import requeued_command
 from rlrun.sweep import orphans
 from rlrun.sweep.plan import RERUN, RESUME, TRAIN
 
@@ -174,6 +175,9 @@ class SweepTask:
     sweep_pid: int | None = None  # the sweep's process, which joblib's workers watch (rlrun.sweep.orphans)
     # the sweep's tracked run (its tracking.json record, rlrun.track.group), the parent of each job's; {}: none
     tracking_group: dict[str, Any] = field(default_factory=dict)
+    # the sweep's command line, as typed: each job's run.json names it (a job's own process may be a launcher's,
+    # e.g. submitit's _submit.py); None: the job's own
+    command: str | None = None
 
     def __call__(self, cfg: DictConfig) -> float | None:
         """One job, in whichever process the launcher runs it."""
@@ -183,6 +187,8 @@ class SweepTask:
         action = self.actions.get(str(hydra_cfg.sweep.subdir))
         run_dir, sweep_dir = Path(hydra_cfg.runtime.output_dir), Path(hydra_cfg.sweep.dir)
         meta = {**self.task.meta(cfg), "tracking_group": self.tracking_group}
+        if self.command is not None:
+            meta["command"] = self.command
         return run_job(cfg, run_dir, sweep_dir, meta, action, self.sweep_pid)
 
 
@@ -207,10 +213,13 @@ def run_job(
             return None
         # the sweep's decision, taken in its own process; a job told to train whose folder already holds a
         # run is this launch's own earlier attempt, requeued by its scheduler (submitit), and continues it
+        requeued = decision in (TRAIN, RERUN) and (run_dir / "run.json").is_file()
         meta = {**meta, "multirun": True}
+        if requeued:  # its resumes[] entry says so (the job's own process is the scheduler's)
+            meta["command"] = requeued_command(meta.get("command"))
         # the job's lines go to its own rlrun.log; the sweep's console gets its warnings and the sweep's own lines
         with _stopped_with_the_sweep(sweep_dir), logs.to_log_files(("rlrun",)):
-            if decision == RESUME or (decision in (TRAIN, RERUN) and (run_dir / "run.json").is_file()):
+            if decision == RESUME or requeued:
                 final = training.resume(run_dir, cfg.progress_bar, meta)
             else:
                 final = training.train(cfg, run_dir, meta)

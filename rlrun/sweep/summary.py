@@ -56,7 +56,8 @@ class Watcher:
         self.jobs = [job for job in jobs if job.action in LAUNCHED]
         self.before = {job.folder: _stamp(job) for job in self.jobs}
         self.progress = SweepProgress(self.jobs, progress_every, lambda job: _stamp(job) != self.before[job.folder])
-        self.reported: set[str] = set()
+        # folder -> the job's number in the lines, and what its last line said (status, step) from which run.json
+        self.reported: dict[str, tuple[int, tuple[Any, Any], int | None]] = {}
         self.poll_s = poll_s
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="rlrun-sweep-watcher", daemon=True)
@@ -103,12 +104,38 @@ class Watcher:
         that ran, including those whose process was killed)."""
         for job in self.jobs:
             if job.folder in self.reported:
+                self._told_again(job, final)
                 continue
             outcome = self.outcome(job)
             ended = (outcome.record or {}).get("status") in END_STATUSES
             if outcome.status != "not_started" and (ended or final):
-                self.reported.add(job.folder)
+                self.reported[job.folder] = (len(self.reported) + 1, _said(outcome), _stamp(job))
                 print(f"[{len(self.reported)}/{len(self.jobs)}] {job_line(job, outcome)}", flush=True)
+
+    def _told_again(self, job: Job, final: bool) -> None:
+        """A job reported as ended whose ``run.json`` has changed since: its scheduler started it again (SLURM
+        requeues a job stopped by its time limit), so its line is told again as it resumes and as it ends, and the
+        last line about it is true."""
+        number, said, stamp = self.reported[job.folder]
+        if _stamp(job) == stamp:
+            return
+        outcome = self.outcome(job)
+        now = _said(outcome)
+        if now[0] == said[0] == "running" or now == said:  # still running (its record is rewritten as it trains)
+            return
+        if now[0] == "running" and not final:
+            resumes = (outcome.record or {}).get("resumes") or [{}]
+            line = f"{job.folder}: started again by its scheduler, resuming from step {resumes[-1].get('from_step')}"
+        else:
+            line = job_line(job, outcome)
+        self.reported[job.folder] = (number, now, _stamp(job))
+        print(f"[{number}/{len(self.jobs)}] {line}", flush=True)
+
+
+def _said(outcome: JobOutcome) -> tuple[Any, Any]:
+    """What a job's line tells of its record: its status there and its step."""
+    record = outcome.record or {}
+    return record.get("status"), record.get("timesteps")
 
 
 def job_line(job: Job, outcome: JobOutcome) -> str:

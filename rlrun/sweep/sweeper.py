@@ -51,6 +51,19 @@ def _claim(sweep_dir: Path) -> None:
     )
 
 
+def _register_slurm_launcher(launcher: DictConfig) -> None:
+    """``hydra/launcher=slurm``'s class (``hydra_plugins/rlrun_slurm_launcher``), registered through Hydra's public
+    call as :func:`rlrun.cli.entry._register_plugins` registers rlrun's others (Hydra's scan misses editable
+    installs); only when the sweep uses it, since it needs the slurm extra."""
+    if not str(launcher.get("_target_", "")).startswith("hydra_plugins.rlrun_slurm_launcher."):
+        return
+    from hydra.core.plugins import Plugins
+
+    from hydra_plugins.rlrun_slurm_launcher.slurm_launcher import RlrunSlurmLauncher
+
+    Plugins.instance().register(RlrunSlurmLauncher)
+
+
 class RlrunSweeper(BasicSweeper):
     """Cartesian-product sweeps, as Hydra's basic sweeper, that skip, resume, re-run or refuse each job."""
 
@@ -64,9 +77,12 @@ class RlrunSweeper(BasicSweeper):
     def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig) -> None:
         from rlrun.config.errors import report_user_errors
         from rlrun.config.resolvers import sweep_name
+        from rlrun.sweep.slurm_signal import refuse_unhonoured_signal
 
         with report_user_errors():  # a sweep= name that is no folder of its own: refused before anything exists
             sweep_name(config.get("sweep"))
+            refuse_unhonoured_signal(config.hydra.launcher)  # SLURM's signal before any training: before submitting
+        _register_slurm_launcher(config.hydra.launcher)
         # the sweep folder, absolute and fixed now: launchers and workers (which may start elsewhere) see this
         with read_write(config), open_dict(config):
             config.hydra.sweep.dir = str(Path(str(config.hydra.sweep.dir)).absolute())
@@ -145,6 +161,7 @@ class RlrunSweeper(BasicSweeper):
         self.task.actions.update({job.folder: job.action for job in jobs})  # pickled with the task at launch
         self.task.tracking_group = group.record if group is not None else {}  # so is the sweep's tracked run
         info = {"command": command_line(), "launcher": self.config.hydra.runtime.choices.get("hydra/launcher")}
+        self.task.command = info["command"]  # each job's run.json names the sweep's command, whatever runs the job
         launcher = self.launcher
         status = runner.run(
             jobs,

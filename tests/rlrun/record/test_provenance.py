@@ -77,3 +77,16 @@ def test_versions_of_the_run_packages() -> None:
     assert list(versions) == ["rlrun", "stable_baselines3", "gymnasium", "torch", "hydra"]
     assert versions["rlrun"] == metadata.version("rlrun") and versions["hydra"] == metadata.version("hydra-core")
     assert provenance.package_version("rlrun-no-such-distribution") is None
+
+
+def test_a_job_requeued_by_slurm_names_the_sweeps_command_and_the_requeue(monkeypatch: pytest.MonkeyPatch) -> None:
+    command = "rlrun -m env=gridworld seed=0,1 hydra/launcher=slurm"
+    for name in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID"):
+        monkeypatch.delenv(name, raising=False)
+    assert provenance.requeued_command(command) == command  # not under SLURM: the sweep's command as it is
+    monkeypatch.setenv("SLURM_JOB_ID", "13")
+    assert provenance.requeued_command(command) == f"{command}  # requeued by SLURM (job 13)"
+    monkeypatch.setenv("SLURM_ARRAY_JOB_ID", "12")
+    monkeypatch.setenv("SLURM_ARRAY_TASK_ID", "1")
+    assert provenance.requeued_command(command) == f"{command}  # requeued by SLURM (job 12_1)"  # as squeue names it
+    assert provenance.requeued_command(None) is None

@@ -52,6 +52,18 @@ def test_a_requeued_job_continues_its_own_earlier_attempt(
     assert json.loads((tmp_path / "job" / "run.json").read_text())["status"] == "completed"
 
 
+def test_a_job_requeued_by_slurm_says_so_in_its_resumes(
+    tiny_config: Callable[..., DictConfig], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = stopped_run(tiny_config, tmp_path / "job", monkeypatch)
+    for name, value in {"SLURM_JOB_ID": "13", "SLURM_ARRAY_JOB_ID": "12", "SLURM_ARRAY_TASK_ID": "0"}.items():
+        monkeypatch.setenv(name, value)  # the requeued job's environment, as SLURM sets it
+    command = "rlrun -m env=gridworld seed=0,1 hydra/launcher=slurm"  # the sweep's, which SweepTask passes on
+    assert run_job(cfg, tmp_path / "job", tmp_path, {**META, "command": command}, TRAIN) is not None
+    record = json.loads((tmp_path / "job" / "run.json").read_text())
+    assert record["resumes"][-1]["command"] == f"{command}  # requeued by SLURM (job 12_0)"
+
+
 def test_a_job_records_a_failure_and_returns(
     tiny_config: Callable[..., DictConfig], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -33,7 +33,7 @@ from tests.rlrun.sweep_helpers import GRIDWORLD_4096_STEPS, sweep_command
     [
         pytest.param(
             ["hydra/launcher=slurm", "hydra.launcher.partition=cpu"],
-            "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher",
+            "hydra_plugins.rlrun_slurm_launcher.slurm_launcher.RlrunSlurmLauncher",
             {"partition": "cpu", "signal_delay_s": 120, "max_num_timeout": 3, "cpus_per_task": 2, "timeout_min": 240},
             id="slurm",
         ),

@@ -136,3 +136,25 @@ def test_summary_counts_then_names_each_job_that_did_not_end_well(tmp_path: Path
         "    a run of another config",
     ]
     assert (jobs_word(1), jobs_word(0), jobs_word(2)) == ("1 job", "0 jobs", "2 jobs")
+
+
+def test_a_job_its_scheduler_starts_again_is_told_again_until_its_last_line_is_true(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    requeued = job(tmp_path, 0)  # SLURM: stopped by its time limit, requeued, resumed, and so on
+    watcher = Watcher([requeued])
+    write_record(requeued, status="interrupted", timesteps=72704, wall_s=53.2)
+    watcher.poll()
+    resumes = [{"from_step": 72704}]
+    write_record(requeued, status="running", timesteps=72704, wall_s=53.2, resumes=resumes)
+    watcher.poll()
+    write_record(requeued, status="running", timesteps=80000, wall_s=60.0, resumes=resumes)  # trains on: no line
+    watcher.poll()
+    write_record(requeued, status="completed", timesteps=296960, wall_s=221.0, final=FINAL, resumes=resumes)
+    watcher.poll()
+    watcher.poll(final=True)
+    assert capsys.readouterr().out.splitlines() == [
+        "[1/1] gridworld-ppo/seed-0: interrupted, at step 72704, 53.2 s",
+        "[1/1] gridworld-ppo/seed-0: started again by its scheduler, resuming from step 72704",
+        "[1/1] gridworld-ppo/seed-0: completed, mean return 0.975, success 1.00, 221.0 s",
+    ]
