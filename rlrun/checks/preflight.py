@@ -20,10 +20,11 @@ from gymnasium import spaces
 from omegaconf import DictConfig
 from stable_baselines3.common.base_class import BaseAlgorithm
 
-from rlrun.checks import constructor, memory, rules
+from rlrun.checks import constructor, memory, rewards, rules
 from rlrun.checks.rules import EnvFacts
 from rlrun.config.errors import UserError, raise_if
 from rlrun.make import jax_models, models, native
+from rlrun.make.vec_envs import FirstStep
 
 log = logging.getLogger("rlrun")
 
@@ -62,6 +63,13 @@ def fit_checks(cfg: DictConfig, env: EnvFacts, algo_cls: type[BaseAlgorithm], mo
     if note := rules.small_image_note(cfg, env.observation_space):
         log.info("%s", note)
     return models.policy_for(cfg, env.observation_space)
+
+
+def reward_checks(cfg: DictConfig, first: FirstStep | None) -> None:
+    """A reward that is not one number (a vector of objectives, an object), from the first step of one env copy
+    (:func:`rlrun.make.vec_envs.first_step`; None: it could not step, and training meets that where it would)."""
+    if first is not None:
+        raise_if(rewards.reward_problems(cfg.env.id, first.reward))
 
 
 def observation_checks(cfg: DictConfig, observation_space: spaces.Space) -> None:

@@ -81,8 +81,9 @@ def import_packages(packages: Sequence[str]) -> None:
             ) from None
 
 
-# Where SB3 stores what the envs return: a failure raised there is the env's data, not the algorithm's settings.
-VEC_ENV_FILES = "stable_baselines3/common/vec_env/"
+# Where SB3 and Gymnasium take in what the envs return (SB3's vec env buffers and Monitor, Gymnasium's env checkers):
+# a failure raised there is the env's data, not the algorithm's settings nor a library that fails.
+ENV_DATA_FILES = ("stable_baselines3/common/vec_env/", "stable_baselines3/common/monitor.py", "gymnasium/utils/")
 # Where a failure is the algorithm's rather than the env's.
 ALGORITHM_PACKAGES = ("stable_baselines3", "sb3_contrib", "torch")
 
@@ -150,10 +151,10 @@ def installed_package(path: str) -> str | None:
     return None
 
 
-def _in_vec_env(error: BaseException) -> bool:
-    """Whether ``error`` was raised in SB3's vec env, where it stores what the env returned (the env's data)."""
+def _in_env_data(error: BaseException) -> bool:
+    """Whether ``error`` was raised where SB3 or Gymnasium take in what the env returned (:data:`ENV_DATA_FILES`)."""
     frames = traceback.extract_tb(error.__traceback__)
-    return bool(frames) and VEC_ENV_FILES in Path(frames[-1].filename).as_posix()
+    return bool(frames) and any(part in Path(frames[-1].filename).as_posix() for part in ENV_DATA_FILES)
 
 
 def failure_fix(error: BaseException, env_id: str) -> tuple[str, str]:
@@ -173,11 +174,12 @@ def failure_fix(error: BaseException, env_id: str) -> tuple[str, str]:
     at = f" (raised at {where})"
     if package is None:
         return at, f"fix the env's code at {where} (HYDRA_FULL_ERROR=1 shows the full traceback)"
-    if package in ALGORITHM_PACKAGES and _in_vec_env(error):
+    if package in (*ALGORITHM_PACKAGES, "gymnasium") and _in_env_data(error):
         return at, (
-            f"the env ({env_id}) or one of its wrappers gave SB3's vec env an observation, reward or flag that its "
-            f"spaces do not declare: compare what reset and step return with the observation space (rlrun-check "
-            f"env.id={env_id} checks it); HYDRA_FULL_ERROR=1 shows the full traceback"
+            f"the env ({env_id}) or one of its wrappers returned an observation, reward or flag that is not what "
+            f"{'Gymnasium' if package == 'gymnasium' else 'SB3'} takes (a reward must be one number, observations "
+            f"must fit the observation space): fix what its reset and step return (rlrun-check env.id={env_id} "
+            "checks them); HYDRA_FULL_ERROR=1 shows the full traceback"
         )
     if package in ALGORITHM_PACKAGES:
         return at, (

@@ -14,7 +14,9 @@ from __future__ import annotations
 import functools
 import json
 import signal
+import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -107,6 +109,33 @@ def _env_factory(cfg: DictConfig, render_mode: str | None, evaluation: bool = Fa
     return functools.partial(
         _make_copy, cfg.env.id, cfg.env.max_episode_steps, render_mode, kwargs, evaluation, packages
     )
+
+
+@dataclass(frozen=True)
+class FirstStep:
+    """What the first step of one raw env copy returned, for the checks made before a run creates anything."""
+
+    reward: Any
+
+
+def first_step(cfg: DictConfig) -> FirstStep | None:
+    """One raw env copy (``gym.make``, under SB3's ``Monitor`` in training, which needs the reward to be one number),
+    reset with the run's seed and stepped once with a sampled action, then closed: what it returned. None when the
+    copy cannot reset or step here: training meets that failure where it would, in the env's own words."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # Gymnasium's passive checker on the first step: the checks say more
+            env = _env_factory(cfg, None)()
+            try:
+                env.reset(seed=cfg.seed)
+                env.action_space.seed(cfg.seed)
+                return FirstStep(env.step(env.action_space.sample())[1])
+            finally:
+                env.close()
+    except UserError:
+        raise
+    except Exception:
+        return None
 
 
 def make_wrappers(wrappers_cfg: DictConfig | dict[str, Any], key: str = "wrappers") -> list[tuple[str, Wrapper]]:

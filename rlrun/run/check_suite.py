@@ -15,7 +15,16 @@ from typing import Any
 import gymnasium as gym
 from omegaconf import DictConfig
 
-from rlrun.checks import constructor, env_checks, episode_checks, memory, native_agreement, resume_mode, rules
+from rlrun.checks import (
+    constructor,
+    env_checks,
+    episode_checks,
+    memory,
+    native_agreement,
+    preflight,
+    resume_mode,
+    rules,
+)
 from rlrun.checks.env_checks import CHECKERS, FAIL, PASS, SKIP, Result
 from rlrun.config.errors import Problem, UserError, full_traceback_wanted, innermost_outside, raise_if
 from rlrun.make import jax_models, models, native, vec_envs
@@ -90,6 +99,7 @@ def run_checks(cfg: DictConfig, with_algo: bool) -> list[Result]:
     steps = cfg.steps
     with closing(vec_envs.make_env(cfg)) as probe:  # a bad id or a wrapper that cannot apply stops here
         raise_if(rules.observation_problems(cfg.env.id, probe.observation_space))  # SB3 cannot train
+        preflight.reward_checks(cfg, vec_envs.first_step(cfg))  # nor on a reward that is not one number
         results: list[Result] = []
         for name, checker in CHECKERS.items():
             [checked] = _guarded(name, env_checks.run_checker, name, checker, probe)

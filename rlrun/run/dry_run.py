@@ -28,6 +28,7 @@ def preflight(cfg: DictConfig) -> str:
     with closing(vec_envs.make_env(cfg)) as probe:
         policy = checks.fit_checks(cfg, EnvFacts.of(probe), algo_cls, model_cls)
         checks.log_budget_warnings(cfg, EnvFacts.of(probe), algo_cls)
+    checks.reward_checks(cfg, vec_envs.first_step(cfg))
     raise_if(model_problems(cfg))
     return policy
 

@@ -69,6 +69,7 @@ def _train(cfg: DictConfig, run_dir: Path, meta: dict[str, Any]) -> dict[str, An
     try:
         facts = EnvFacts.of(train_env)
         policy = preflight.fit_checks(cfg, facts, algo_cls, model_cls)
+        preflight.reward_checks(cfg, vec_envs.first_step(cfg))  # one number per step (SB3's Monitor needs it)
         mode = resume_mode.decide(cfg)  # exact or restart_episodes, from a round trip of the env stack
         model = _model(cfg, train_env)
         # every refusal is behind: the banner says what starts, then what its budget probably does not do as meant

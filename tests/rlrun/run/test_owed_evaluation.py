@@ -5,16 +5,14 @@ normalisation statistics of that step, on the episodes the eval env's generator 
 from __future__ import annotations
 
 import csv
-import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 from rlrun.make.vec_envs import eval_seed
 from rlrun.run import snapshots
 from rlrun.run.training import resume, train
-from tests.rlrun.helpers import ROOT, compose_config, read_run_json
+from tests import forked_commands
+from tests.rlrun.helpers import compose_config, read_run_json
 
 PACKAGE = "tests.rlrun.checks.package_envs"
 # PPO in rollouts of 32 steps; evaluations every 40 steps, so the one at 80 falls inside the rollout that ends at 96,
@@ -49,9 +47,8 @@ def rows(run_dir: Path) -> list[list[str]]:
 
 def test_a_stop_in_the_middle_of_an_evaluation_resumes_to_the_eval_csv_of_a_run_never_stopped(tmp_path: Path) -> None:
     stopped_dir, marker = tmp_path / "stopped", tmp_path / "signal-sent"
-    args = [sys.executable, "-m", "rlrun", *OVERRIDES, f"+env.kwargs.marker={marker}", f"hydra.run.dir={stopped_dir}"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    stopped = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    args = ["-m", "rlrun", *OVERRIDES, f"+env.kwargs.marker={marker}", f"hydra.run.dir={stopped_dir}"]
+    stopped = forked_commands.run(args, cwd=tmp_path)  # a process of its own, which the eval copy signals
     assert stopped.returncode == 128 + signal.SIGINT, stopped.stderr
     assert marker.exists()  # the signal came from the eval copy, in the evaluation at step 80
     record = read_run_json(stopped_dir)
