@@ -11,6 +11,7 @@ from rlrun.config.errors import UserError, raise_if, report_user_errors
 from rlrun.playback import video
 from rlrun.playback.loading import CHOICES, load_run, success_key
 from rlrun.playback.video import Stopped, run_episodes
+from rlrun.record import signatures
 from rlrun.run.progress import episodes_word
 
 
@@ -45,6 +46,7 @@ def main(argv: list[str] | None = None) -> None:
             raise UserError(f"--episodes {episodes} must be at least 1", "e.g. --episodes 10")
         if args.seed is not None:
             raise_if(rules.seed_problems(args.seed, "--seed "))
+        signatures.check_key()  # RLRUN_TRUST_KEY a folder, or a path that cannot be made: said, not a traceback
         render_mode = video.render_mode(args.render, args.video)
         n_envs = video.copies(args.n_envs, render_mode, episodes, args.run_dir)
         # a received folder (not trusted) is read from data formats only: no pickle, allow-listed _target_s

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rlrun.config.errors import UserError, report_user_errors
-from rlrun.record import regular_files, signatures
+from rlrun.record import signatures
 
 
 def _runs(folders: list[Path]) -> list[Path]:
@@ -31,7 +31,7 @@ def _runs(folders: list[Path]) -> list[Path]:
             )
         runs += found
     for run_dir in runs:  # before anything is read: a FIFO is never waited on, a hard link never signed
-        regular_files.check_folder(run_dir, f"rlrun-trust {run_dir}")
+        signatures.check_reviewable(run_dir, f"rlrun-trust {run_dir}")  # nor a config.yaml that is no data
     return list(dict.fromkeys(runs))
 
 
@@ -65,8 +65,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     with report_user_errors("rlrun-trust"):
         runs = _runs(args.folders)
-        if signatures.key_path().is_file():  # readable by its owner only, before anything is shown
-            signatures.check_key_file(signatures.key_path())
+        signatures.check_key()  # a file readable by its owner only (not a folder), before anything is shown
         if not _confirmed(runs, args.yes):
             print("nothing signed")
             sys.exit(1)

@@ -105,12 +105,17 @@ def checked_yaml(path: Path) -> tuple[str, yaml.Node | None]:
 
 
 def load_yaml(path: Path) -> Any:
-    """The YAML document at ``path`` (safe loading) within the bounds (:func:`checked_yaml`)."""
+    """The YAML document at ``path`` (safe loading) within the bounds (:func:`checked_yaml`). A tag safe loading
+    does not construct (``!!python/object/apply``: a file trying to run code) raises ``ValueError``: nothing of it
+    is ever constructed."""
     text, node = checked_yaml(path)
     if node is None:
         return None
     loader = yaml.SafeLoader(text)
     try:
         return loader.construct_document(node)
+    except yaml.YAMLError as error:  # ConstructorError: a tag of no plain data
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise ValueError(f"{path.name} holds what rlrun never loads ({problem})") from None
     finally:
         loader.dispose()

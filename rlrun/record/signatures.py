@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from rlrun.config.errors import UserError
-from rlrun.record import formats, regular_files
+from rlrun.record import formats, reading, regular_files
 from rlrun.record.formats import write_json
 
 KEY_ENV = "RLRUN_TRUST_KEY"
@@ -40,6 +40,7 @@ RUN = "run"  # what a manifest names its run by: {"id": ..., "config": ...}
 DECIDING = ("status", "total_timesteps", "budgets", "resume_mode", "config_hash")
 RECORD = "record"
 TRUST_COMMAND = "rlrun-trust"
+HYDRA_DIR = ".hydra"  # Hydra's record of a job (hydra.output_subdir): no run folder
 
 
 def key_path() -> Path:
@@ -341,16 +342,36 @@ def check_folder(run_dir: Path, what: str) -> None:
 
 
 def run_folders(folder: Path) -> list[Path]:
-    """``folder`` itself if it is a run folder, else the run folders under it (a sweep's or a study's)."""
+    """``folder`` itself if it is a run folder, else the run folders under it (a sweep's or a study's); never
+    Hydra's record of a job or a sweep (``.hydra/``, whose ``config.yaml`` is Hydra's, not a run's)."""
     if (folder / "run.json").is_file() or (folder / "config.yaml").is_file():
         return [folder]
-    return sorted({p.parent for p in folder.glob("**/run.json")} | {p.parent for p in folder.glob("**/config.yaml")})
+    found = {p.parent for name in ("run.json", "config.yaml") for p in folder.glob(f"**/{name}")}
+    return sorted(p for p in found if HYDRA_DIR not in p.relative_to(folder).parts)
+
+
+def check_reviewable(run_dir: Path, what: str) -> None:
+    """Refuse (exit 2) a folder that cannot be reviewed before it is signed: one holding a link or a special file
+    (:func:`rlrun.record.regular_files.check_folder`), or a ``config.yaml`` that cannot be read as data (damaged,
+    or holding a tag such as ``!!python/object/apply``, which is never constructed), whose ``_target_``s could not be
+    listed."""
+    regular_files.check_folder(run_dir, what)
+    try:
+        if os.path.lexists(run_dir / "config.yaml"):
+            reading.load_yaml(run_dir / "config.yaml")
+    except (OSError, ValueError) as error:
+        raise UserError(
+            f"{what}: {run_dir / 'config.yaml'} cannot be read as data ({error}), so what it would run cannot be "
+            "listed: it is not signed",
+            "restore the run's config.yaml from a copy you trust, or leave the folder untrusted",
+        ) from None
 
 
 def trust_folder(run_dir: Path) -> int:
     """Sign a reviewed run folder: its run manifest over the files as they are now, and each snapshot's manifest
     as it is (so a snapshot whose files do not match their checksums stays damaged). Returns the snapshots signed.
-    A folder holding a link or a special file is refused (:func:`rlrun.record.regular_files.check_folder`)."""
+    A folder holding a link or a special file is refused (:func:`rlrun.record.regular_files.check_folder`);
+    ``rlrun-trust`` refuses one that cannot be reviewed before it lists it (:func:`check_reviewable`)."""
     regular_files.check_folder(run_dir, f"{TRUST_COMMAND} {run_dir}")
     sign_run(run_dir)
     run = identity(run_dir)
