@@ -48,7 +48,7 @@ def test_the_readme_is_short_and_its_tour_is_there() -> None:
     text = README.read_text()
     assert len(text.splitlines()) <= 150
     commands = [command for block in console_blocks(text) for command, _ in block]
-    assert len(commands) == 7 and commands[0] == "python -m rlrun"
+    assert len(commands) == 8 and commands[0] == "python -m rlrun"
     assert 'pip install torch==2.13.0 -e ".[test]"' in text and "\npytest\n" in text  # the two set-up commands
 
 
