@@ -57,14 +57,27 @@ Step = tuple[str, Any, Any, Any, Any, Any]  # (where, observation, reward, termi
 
 
 class SB3View(gym.Wrapper):
-    """The env as it trains, seen as SB3's VecEnv sees it, for SB3's checker: ``compute_reward`` is reached
-    through the wrappers (``get_wrapper_attr``, as HER does; the checker calls ``env.compute_reward``, which
-    Gymnasium's wrappers no longer forward), and a numpy scalar reward is a float (the VecEnv's buffer casts it;
-    the checker asserts a Python float, which Gymnasium-Robotics' envs do not return). What it changed is noted."""
+    """The env as it trains, seen as SB3's VecEnv sees it, for SB3's checker: a numpy scalar reward is a float (the
+    VecEnv's buffer casts it; the checker asserts a Python float, which Gymnasium-Robotics' envs do not return), and
+    an env that is no goal env (:func:`rlrun.checks.rules.is_goal_env`) is not taken for one because its raw env
+    has a method named ``compute_reward`` (Meta-World's takes an action and an observation): SB3's checker asks
+    only that, of ``env.unwrapped``, which this view answers with itself. What it changed is noted."""
 
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
         self.noted: list[str] = []
+        if callable(getattr(env.unwrapped, "compute_reward", None)) and not isinstance(self, GoalSB3View):
+            self.noted.append(
+                "the env has a compute_reward method but is no goal env (a Dict observation with observation, "
+                "achieved_goal and desired_goal): SB3's checker, which takes every env with that method for a goal "
+                "env, checked it as a plain env"
+            )
+
+    @property
+    def unwrapped(self) -> gym.Env:
+        """This view, for SB3's checker, which reads ``env.unwrapped`` only to ask whether it has ``compute_reward``
+        (its goal-env checks); a :class:`GoalSB3View` gives the raw env."""
+        return self
 
     def step(self, action: Any) -> Any:
         """The env's step, with a numpy scalar reward as a float (noted once)."""
@@ -76,14 +89,26 @@ class SB3View(gym.Wrapper):
             )
         return obs, float(reward) if isinstance(reward, np.generic) else reward, terminated, truncated, info
 
+
+class GoalSB3View(SB3View):
+    """:class:`SB3View` of a goal env: SB3's checker sees the raw env, and ``compute_reward`` is reached through the
+    wrappers (``get_wrapper_attr``, as HER does; the checker calls ``env.compute_reward``, which Gymnasium's
+    wrappers no longer forward)."""
+
+    @property
+    def unwrapped(self) -> gym.Env:
+        """The raw env."""
+        return self.env.unwrapped
+
     def compute_reward(self, achieved_goal: Any, desired_goal: Any, info: Any) -> Any:
         """The wrapped env's ``compute_reward``, wherever it is in the stack."""
         return self.env.get_wrapper_attr("compute_reward")(achieved_goal, desired_goal, info)
 
 
 def check_with_sb3(env: gym.Env) -> None:
-    """SB3's checker on :class:`SB3View` of ``env``; what the view changed is warned, so it is noted."""
-    view = SB3View(env)
+    """SB3's checker on :class:`SB3View` of ``env`` (:class:`GoalSB3View` of a goal env); what the view changed is
+    warned, so it is noted."""
+    view = (GoalSB3View if rules.is_goal_env(env) else SB3View)(env)
     sb3_check_env(view)
     for note in view.noted:
         warnings.warn(note, stacklevel=2)

@@ -374,17 +374,27 @@ def observation_problems(env_id: str, space: spaces.Space) -> list[Problem]:
     if not isinstance(space, spaces.Dict):
         return [(problem, _whole_space_fix(space))]
     keys = [path.split("'")[1] for path, _ in found]
-    kept = [key for key in space.spaces if key not in keys]
-    nested_only = all(what.startswith("a Dict") for _, what in found)
-    flatten = "add wrappers=[flatten] (FlattenObservation: one vector), or " if nested_only else ""
+    dropped = [key for key in dict.fromkeys(keys) if not _flattens(space.spaces[key])]  # text, graphs: no numbers
+    if not dropped:  # a scalar, a Dict inside the Dict: flattening keeps every value (dm_control's walker height)
+        return [(problem, "add wrappers=[flatten] (FlattenObservation: one vector holding every value)")]
+    kept = [key for key in space.spaces if key not in dropped]
+    then = "then wrappers=[<name>, flatten]" if len(dropped) < len(set(keys)) else "then wrappers=[<name>]"
     return [
         (
             problem,
-            f"{flatten}drop {', '.join(keys)} with Gymnasium's FilterObservation: a conf/wrappers/<name>.yaml with "
+            f"drop {', '.join(dropped)} with Gymnasium's FilterObservation: a conf/wrappers/<name>.yaml with "
             f"_target_: gymnasium.wrappers.FilterObservation, _partial_: true, filter_keys: [{', '.join(kept)}], "
-            "then wrappers=[<name>]",
+            f"{then}",
         )
     ]
+
+
+def _flattens(space: spaces.Space) -> bool:
+    """Whether FlattenObservation turns ``space`` into numbers that mean what the values meant: boxes and discrete
+    spaces, and Dicts of them (not text, sequences or graphs)."""
+    if isinstance(space, spaces.Dict):
+        return all(_flattens(subspace) for subspace in space.spaces.values())
+    return isinstance(space, SB3_OBSERVATIONS)
 
 
 def small_image_problems(cfg: DictConfig, env: EnvFacts) -> list[Problem]:

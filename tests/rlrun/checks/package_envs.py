@@ -10,7 +10,9 @@ makes them, in the test process and in the ``rlrun`` processes the tests start.
 - ``ObjectReward-v0``: a reward that is not a number at all (the env's own bug).
 - ``ScalarInDict-v0``: a Dict observation holding a scalar ``Box`` (a ``height``, as dm_control's walker has).
 - ``GoalShaped-v0``: a Dict observation with ``observation``, ``achieved_goal`` and ``desired_goal``, but no
-  ``compute_reward`` (Meta-World's shape): not a goal env.
+  ``compute_reward``: not a goal env.
+- ``OwnComputeReward-v0``: a ``compute_reward`` method of Meta-World's kind (action and observation) on a Box
+  observation: not a goal env either.
 - ``EndsItself-v0``: registered without a time limit, its episodes end by themselves after 6 steps (dm_control's
   and Blackjack's kind).
 """
@@ -154,6 +156,17 @@ class GoalShaped(_Steps):
         return {key: np.zeros(2, np.float32) for key in ("observation", "achieved_goal", "desired_goal")}
 
 
+class OwnComputeReward(_Steps):
+    """A method named ``compute_reward`` of another contract than goal envs' (Meta-World's takes the action and the
+    observation) on a Box observation: not a goal env."""
+
+    def compute_reward(self, action: Any, obs: Any) -> float:
+        return float(action)
+
+    def _reward(self, action: int) -> Any:
+        return self.compute_reward(action, self._obs())
+
+
 class EndsItself(_Steps):
     """Registered without a time limit; its episodes end by themselves."""
 
@@ -164,6 +177,7 @@ ENVS = {
     "ObjectReward-v0": (ObjectReward, 50),
     "ScalarInDict-v0": (ScalarInDict, 50),
     "GoalShaped-v0": (GoalShaped, 50),
+    "OwnComputeReward-v0": (OwnComputeReward, 50),
     "EndsItself-v0": (EndsItself, None),  # no max_episode_steps: no time limit
 }
 for _name, (_cls, _limit) in ENVS.items():
