@@ -9,7 +9,9 @@ All of it runs in well under 0.2 s.
 
 from __future__ import annotations
 
+import math
 import os
+import resource
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -71,6 +73,12 @@ POSITIVE = (
     "snapshot.keep",
     "env.n_envs",
 )
+# The most env steps a run may be given: no SB3 run gets near it (11 days at a million steps a second), so a larger
+# budget is a slip (1e30, an exponent too many) that would only print an end time of 10**25 hours
+MAX_TIMESTEPS = 10**12
+# What one env copy in a process of its own (env.vec_env=subproc) takes at least: an interpreter with numpy and
+# Gymnasium (about 160 MiB unique to each CartPole worker measured here; a quarter of that is the floor)
+WORKER_BYTES = 40 * 2**20
 # Documented ranges of SB3 constructor arguments: key -> (the range in words, test, a typical value).
 # Checked where the algo config has the key and a plain number as its value (not a schedule or "auto").
 ALGO_RANGES: dict[str, tuple[str, Callable[[float], bool], str]] = {
@@ -108,7 +116,7 @@ def range_problems(cfg: DictConfig) -> list[Problem]:
         value = OmegaConf.select(cfg, key, default=1)  # 1: a key newer than the run (resume)
         if value < 1:
             problems.append((f"{key}={value} must be a positive integer", f"set {key} to 1 or more"))
-    problems += seed_and_thread_problems(cfg)
+    problems += size_problems(cfg) + seed_and_thread_problems(cfg)
     if OmegaConf.select(cfg, "progress_every", default=0) < 0:
         problems.append((f"progress_every={cfg.progress_every} must be >= 0", "give seconds, e.g. 60, or 0 for none"))
     max_steps = cfg.env.max_episode_steps
@@ -122,6 +130,44 @@ def range_problems(cfg: DictConfig) -> list[Problem]:
         if value not in allowed and not (key == "device" and value.startswith("cuda:")):
             problems.append((f"{key}={value} is not one of {', '.join(allowed)}", f"set {key} to one of those"))
     return problems + algo_range_problems(cfg) + device_problems(str(cfg.device))
+
+
+def size_problems(cfg: DictConfig) -> list[Problem]:
+    """A budget no run can take (:data:`MAX_TIMESTEPS`), and more env copies than the budget has steps (one step of
+    them all is already more) or than this machine can start as processes (``env.vec_env=subproc``:
+    :func:`process_cap`)."""
+    total, copies = OmegaConf.select(cfg, "total_timesteps", default=1), OmegaConf.select(cfg, "env.n_envs", default=1)
+    if total > MAX_TIMESTEPS:
+        return [(f"total_timesteps={total} is beyond any run (at most {MAX_TIMESTEPS:.0e} env steps)", _STEPS_FIX)]
+    problems: list[Problem] = []
+    if copies > total >= 1:
+        problems.append(
+            (
+                f"env.n_envs={copies} copies step together: one step of them all is more than total_timesteps={total}",
+                f"lower env.n_envs to at most {total} (a few per core is usual), or raise total_timesteps",
+            )
+        )
+    cap = process_cap()
+    if str(OmegaConf.select(cfg, "env.vec_env", default="dummy")) == "subproc" and copies > cap:
+        problems.append(
+            (
+                f"env.n_envs={copies} with env.vec_env=subproc starts a process per copy: more than this machine can "
+                f"hold (at most {cap}: {WORKER_BYTES // 2**20} MiB each at least, and the processes you may start)",
+                f"lower env.n_envs (about one per core: {os.cpu_count() or 1} here), or use env.vec_env=dummy",
+            )
+        )
+    return problems
+
+
+_STEPS_FIX = "give the env steps you mean, e.g. total_timesteps=1000000"
+
+
+def process_cap() -> int:
+    """The most env copies this machine can run as processes: its memory at :data:`WORKER_BYTES` each, and the
+    processes this user may start (``RLIMIT_NPROC``)."""
+    cap = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // WORKER_BYTES
+    soft = resource.getrlimit(resource.RLIMIT_NPROC)[0]
+    return int(cap if soft == resource.RLIM_INFINITY else min(cap, soft))
 
 
 def thread_cap() -> int:
@@ -155,9 +201,32 @@ def seed_and_thread_problems(cfg: DictConfig) -> list[Problem]:
     return problems
 
 
+def non_finite_problems(cfg: DictConfig) -> list[Problem]:
+    """``algo.*`` numbers that are NaN or infinite, at any depth (``policy_kwargs`` too): no argument of an
+    algorithm takes one (``algo.learning_rate=inf`` would fail the run later, blaming the env)."""
+    try:
+        algo = OmegaConf.to_container(cfg.algo, resolve=True)
+    except Exception:  # noqa: BLE001 - an interpolation that does not resolve: the algorithm's checks name it
+        return []
+    found: list[str] = []
+
+    def walk(value: Any, key: str) -> None:
+        if isinstance(value, float) and not math.isfinite(value):
+            found.append(f"{key}={value}")
+        elif isinstance(value, (dict, list)):
+            for name, item in value.items() if isinstance(value, dict) else enumerate(value):
+                walk(item, f"{key}.{name}")
+
+    walk(algo, "algo")
+    return [(f"{item} is not a finite number", f"give {item.split('=')[0]} a finite value") for item in found]
+
+
 def algo_range_problems(cfg: DictConfig) -> list[Problem]:
-    """``algo.*`` numbers outside the range SB3 documents for them (:data:`ALGO_RANGES`)."""
-    problems: list[Problem] = []
+    """``algo.*`` numbers that are not finite (:func:`non_finite_problems`) or outside the range SB3 documents for
+    them (:data:`ALGO_RANGES`)."""
+    problems = non_finite_problems(cfg)
+    if problems:
+        return problems
     for key, (allowed, within, example) in ALGO_RANGES.items():
         value = cfg.algo.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and not within(value):

@@ -72,6 +72,8 @@ def fit_to_budget(cfg: DictConfig, overrides: Iterable[str]) -> tuple[DictConfig
     if "total_timesteps" not in given or OmegaConf.select(cfg, "total_timesteps", default=None) is None:
         return cfg, []
     total = int(cfg.total_timesteps)
+    if total < 1:  # refused by the range checks: scaling to it would only add problems of rlrun's own making
+        return cfg, []
     changes: dict[str, int] = {}
     lines = []
     for bound in BUDGET_BOUND:
