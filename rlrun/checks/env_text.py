@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 
 from rlrun.checks.env_listing import ConfigInfo, EnvInfo, list_presets
-from rlrun.make import families
+from rlrun.make import families, gym_make
 
 WIDTH = 100  # the human listing stays readable in a terminal this wide
 KEY_WIDTH = 13  # the column of the field names in a block
@@ -52,6 +52,21 @@ def format_block(info: EnvInfo) -> str:
         lines.append(_field("goal env", "yes" if info.goal_env else "no"))
         lines.append(_field("algorithms", ", ".join(info.algorithms or []) or "none"))
     return "\n".join(lines)
+
+
+def format_import_failures() -> list[str]:
+    """A block per installed env package that fails to import, with its error: its ids are missing from the
+    listing (``rlrun-envs --all`` has tried to import every one: :func:`rlrun.make.gym_make.import_failures`)."""
+    return [
+        "\n".join(
+            [
+                f"{module} (installed, fails to import: its ids are not listed)",
+                _field("error", error),
+                _field("fix", "install a version that works with the Gymnasium installed here, or reinstall it"),
+            ]
+        )
+        for module, error in gym_make.import_failures().items()
+    ]
 
 
 def format_presets() -> str:

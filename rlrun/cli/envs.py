@@ -18,7 +18,7 @@ import sys
 from dataclasses import asdict
 
 from rlrun.checks.env_listing import list_configs, list_envs
-from rlrun.checks.env_text import format_block, format_configs, format_presets
+from rlrun.checks.env_text import format_block, format_configs, format_import_failures, format_presets
 from rlrun.config.errors import report_user_errors
 
 
@@ -52,7 +52,8 @@ def main(argv: list[str] | None = None) -> None:
         if args.json:
             text = json.dumps([asdict(info) for info in infos], indent=2)
         else:
-            text = "\n\n".join([format_configs(configs), *map(format_block, infos)])
+            failures = format_import_failures() if args.all is not None else []  # installed, but fail to import
+            text = "\n\n".join([format_configs(configs), *map(format_block, infos), *failures])
     try:
         print(text)
     except BrokenPipeError:  # `rlrun-envs --all | head`: stop quietly, as other command-line tools do

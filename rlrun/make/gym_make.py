@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import functools
 import importlib
 import io
 import sys
@@ -99,14 +100,31 @@ def register_installed_families() -> list[str]:
     for module in modules:
         if module is None or module in sys.modules or families.missing_modules((module,)):
             continue
-        with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
-            warnings.simplefilter("ignore")
-            try:
-                importlib.import_module(module)
-            except Exception:  # a broken install: its ids stay unknown, and the error says which module
-                continue
-        imported.append(module)
+        if import_failure(module) is None:  # a broken install: its ids stay unknown, import_failures() says why
+            imported.append(module)
     return imported
+
+
+@functools.cache
+def import_failure(module: str) -> str | None:
+    """Import an installed env package quietly (its notices, warnings, Gymnasium-Robotics' message on stderr): why
+    it fails (``ModuleNotFoundError: No module named ...``, as a package built for another Gymnasium raises), or
+    None when it imports. Asked once per process."""
+    with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+        warnings.simplefilter("ignore")
+        try:
+            importlib.import_module(module)
+        except Exception as error:
+            return f"{type(error).__name__}: {' '.join(str(error).split())}"
+    return None
+
+
+def import_failures() -> dict[str, str]:
+    """The installed env packages (the families' registering modules and :data:`THIRD_PARTY`) that fail to import,
+    each with its error (:func:`import_failure`: those not tried yet in this process are tried now)."""
+    modules = [family.registers for family in families.FAMILIES.values()] + list(THIRD_PARTY)
+    installed = [m for m in modules if m and m not in sys.modules and not families.missing_modules((m,))]
+    return {module: error for module in installed if (error := import_failure(module)) is not None}
 
 
 def registering_module(env_id: str) -> str | None:
@@ -127,6 +145,11 @@ def unknown_id_fix(env_id: str) -> str:
     ids, or the packages that could register it."""
     module = registering_module(env_id)
     family = next((f for f in families.FAMILIES.values() if module and f.registers == module), None)
+    if module is not None and not families.missing_modules((module,)) and (failure := import_failure(module)):
+        return (
+            f"{module}, which registers ids like it, is installed but fails to import ({failure}): install a version "
+            "that works with the Gymnasium installed here (pip show gymnasium), or reinstall it"
+        )
     if module is None or family is None:
         close = closest_ids(env_id)
         nearest = f"did you mean {', '.join(close)}? " if close else ""
