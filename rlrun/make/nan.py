@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import torch
 from stable_baselines3.common.vec_env import VecCheckNan, VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvObs, VecEnvStepReturn
 
@@ -69,3 +70,23 @@ class CheckNan(VecCheckNan):
                 f"(seeded seed + index): {rows[copies[0]].tolist()}"
             )
         return found
+
+
+def parameters_finite(model: Any) -> bool | None:
+    """Whether every parameter of the model's policy is finite (one reduction per tensor, no copy: cheap at each
+    evaluation); None for a model without torch parameters (SBX's, on JAX)."""
+    parameters = getattr(getattr(model, "policy", None), "parameters", None)
+    if not callable(parameters):
+        return None
+    return all(bool(torch.isfinite(p).all()) for p in parameters())
+
+
+def refuse_non_finite_parameters(model: Any) -> None:
+    """A model whose parameters turned NaN or inf fails its run, whatever its returns say: NaN observations with a
+    constant reward evaluate to a finite return while the policy learned nothing but NaN."""
+    if parameters_finite(model) is False:
+        raise NonFiniteValue(
+            f"the model's parameters hold NaN or inf at step {model.num_timesteps} (training diverged, or the env's "
+            "observations or rewards are not finite): try a lower algo.learning_rate or env.normalize, and "
+            "check_nan=true to stop at the first non-finite value the env returns, naming the step and env copy"
+        )

@@ -40,7 +40,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.evaluation import evaluate_policy
 from stable_baselines3.common.vec_env import VecEnv, unwrap_vec_normalize
 
-from rlrun.make import episode_cap
+from rlrun.make import episode_cap, nan
 from rlrun.make.nan import NonFiniteValue
 from rlrun.record import formats
 from rlrun.record.formats import EVAL_CSV_HEADER
@@ -247,9 +247,9 @@ def refuse_non_finite(result: EvalResult, model: BaseAlgorithm) -> None:
     parameters are no longer finite (training diverged), else the env (its rewards or observations)."""
     bad = [r for r in result.returns if not np.isfinite(r)]
     if not bad:
+        nan.refuse_non_finite_parameters(model)  # finite returns from a model all NaN (constant rewards)
         return
-    parameters = getattr(getattr(model, "policy", None), "parameters", None)  # torch's; SBX's (JAX) have none
-    finite = all(bool(torch.isfinite(p).all()) for p in parameters()) if callable(parameters) else None
+    finite = nan.parameters_finite(model)  # None: SBX's (JAX) parameters
     if finite is False:
         source = (
             "the model produced it: its parameters hold NaN or inf (training diverged; try a lower "
