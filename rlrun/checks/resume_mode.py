@@ -29,7 +29,7 @@ import gymnasium as gym
 import numpy as np
 from omegaconf import DictConfig
 
-from rlrun.checks.env_checks import INFO, PASS, Result
+from rlrun.checks.env_checks import FAIL, INFO, PASS, Result
 from rlrun.make import vec_envs
 
 EXACT, RESTART_EPISODES = "exact", "restart_episodes"
@@ -103,6 +103,21 @@ def check(cfg: DictConfig) -> Result:
         ]
     )
     return Result("resume mode", PASS if mode.exact else INFO, f"{mode.mode}: {mode.reason}", notes)
+
+
+def with_determinism(mode: Result, determinism: Result) -> Result:
+    """``rlrun-check``'s resume-mode line once the seeded-determinism line is known: ``exact`` only as far as a
+    round trip can see when two copies of the env did not repeat each other. The round trip compares a copy with
+    its original in one process, so it cannot see state kept outside the env's instance (a class attribute, a
+    module's global, a file) which the determinism check finds: the resume's episodes may then not repeat."""
+    if mode.status != PASS or determinism.status != FAIL:
+        return mode
+    note = (
+        "the round trip cannot see state kept outside the env's instance (a class attribute, a module's global, a "
+        "file), which a snapshot does not hold: seeded determinism failed above, so a resume may not repeat the "
+        "episodes of a run never stopped; fix that first (draw from self.np_random, keep state in the instance)"
+    )
+    return Result(mode.name, INFO, f"{mode.detail}; exact only as far as the round trip sees", [note, *mode.notes])
 
 
 def _short(error: BaseException) -> str:

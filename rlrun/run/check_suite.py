@@ -112,6 +112,7 @@ def run_checks(cfg: DictConfig, with_algo: bool) -> list[Result]:
             warnings.simplefilter("ignore")  # the checkers above already reported what the env warns about
             results += _guarded("seeded determinism", env_checks.determinism, cfg, steps)
             results += _guarded("resume mode", resume_mode.check, cfg)  # exact or restart_episodes, with the reason
+            results[-1] = resume_mode.with_determinism(results[-1], results[-2])
             results += _guarded("goal env compute_reward", env_checks.goal_rewards, cfg, steps)
             if with_algo:
                 results += _guarded("algorithm", algo_checks, cfg, probe)

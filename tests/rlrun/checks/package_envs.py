@@ -13,6 +13,7 @@ makes them, in the test process and in the ``rlrun`` processes the tests start.
   ``compute_reward``: not a goal env.
 - ``OwnComputeReward-v0``: a ``compute_reward`` method of Meta-World's kind (action and observation) on a Box
   observation: not a goal env either.
+- ``ClassCounter-v0``: state kept in its class, outside the instance a snapshot holds.
 - ``EndsItself-v0``: registered without a time limit, its episodes end by themselves after 6 steps (dm_control's
   and Blackjack's kind).
 """
@@ -167,6 +168,25 @@ class OwnComputeReward(_Steps):
         return self.compute_reward(action, self._obs())
 
 
+class ClassCounter(_Steps):
+    """Keeps a count of resets in its class, outside any instance, and shows it in its observations: two copies
+    reset with one seed differ, and a snapshot (which holds the instance) cannot hold it. Episodes of 100 steps."""
+
+    resets = 0
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
+        ClassCounter.resets += 1
+        self.offset = np.float32(ClassCounter.resets % 10 / 10)
+        return super().reset(seed=seed, options=options)
+
+    def _obs(self) -> Any:
+        return np.full(2, getattr(self, "offset", 0.0), np.float32)
+
+    def step(self, action: int) -> tuple[Any, Any, bool, bool, dict]:
+        obs, reward, _, truncated, info = super().step(action)
+        return obs, reward, self.t >= 100, truncated, info
+
+
 class EndsItself(_Steps):
     """Registered without a time limit; its episodes end by themselves."""
 
@@ -178,6 +198,7 @@ ENVS = {
     "ScalarInDict-v0": (ScalarInDict, 50),
     "GoalShaped-v0": (GoalShaped, 50),
     "OwnComputeReward-v0": (OwnComputeReward, 50),
+    "ClassCounter-v0": (ClassCounter, 200),
     "EndsItself-v0": (EndsItself, None),  # no max_episode_steps: no time limit
 }
 for _name, (_cls, _limit) in ENVS.items():
