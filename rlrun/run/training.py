@@ -29,7 +29,7 @@ from rlrun.make import models, vec_envs
 from rlrun.record import signatures
 from rlrun.record.lock import claim
 from rlrun.record.run_record import RunRecord
-from rlrun.run import banner, continuation, model_files, resume_order, resume_state, snapshots
+from rlrun.run import banner, continuation, model_files, resume_order, resume_state, signals, snapshots
 from rlrun.run.learning import Learning
 from rlrun.track.session import Tracking
 
@@ -55,7 +55,7 @@ def train(cfg: DictConfig, run_dir: str | Path, meta: dict[str, Any] | None = No
     (:mod:`rlrun.record.lock`): a folder another process writes in is refused before anything is written.
     """
     run_dir, meta = Path(run_dir), meta or {}
-    with claim(run_dir):
+    with signals.deferring(), claim(run_dir):  # a stop before training starts: recorded by it, as any stop
         return _train(cfg, run_dir, meta)
 
 
@@ -105,7 +105,7 @@ def resume(
     shown = {"progress_bar": progress_bar} | ({} if progress_every is None else {"progress_every": progress_every})
     if target is None:  # a target was read after this same check (cli.invocation, before the lock): not twice
         resume_order.check_before_lock(run_dir)  # read-only: a folder refused is never written to, nor its .lock
-    with claim(run_dir):
+    with signals.deferring(), claim(run_dir):
         data, snapshot = _target(run_dir, total_timesteps, target)
         if snapshot is None:
             log.info("%s is already completed; nothing to do", run_dir)
