@@ -23,6 +23,7 @@ from rlrun.record.fields import parse_eval_csv
 from rlrun.record.formats import read_json, write_json
 from rlrun.record.lock import claim
 from rlrun.record.run_record import END_STATUSES
+from rlrun.track import event_files
 from rlrun.track.base import flatten
 from rlrun.track.mlflow import DEFAULT_ARTIFACTS, read_unsent, replay
 from rlrun.track.mlflow_store import Store, check_sqlite_store, check_uri, local_uri, outputs_folder
@@ -36,12 +37,15 @@ _RECORD_PARAMS = ("env", "env_id", "algo", "seed", "config_hash", "preset", "git
 
 
 def tb_scalars(folder: Path) -> dict[int, dict[str, float]]:
-    """The scalars of a run's TensorBoard event files, by step (the last value written at a step wins)."""
+    """The scalars of a run's TensorBoard event files, by step (the last value written at a step wins); the points
+    after a damaged record, which TensorBoard cannot read, are said (:mod:`rlrun.track.event_files`)."""
     if not folder.is_dir():
         return {}
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     events = EventAccumulator(str(folder), size_guidance={"scalars": 0}, purge_orphaned_data=True).Reload()
+    for path, count in event_files.unread_points(folder).items():  # TensorBoard stops at damage without a word
+        log.warning("%s: %d point(s) after a damaged record cannot be read and are not synced", path, count)
     by_step: dict[int, dict[str, float]] = defaultdict(dict)
     for tag in events.Tags().get("scalars", []):
         for event in events.Scalars(tag):
