@@ -11,6 +11,7 @@ the folder's signatures before it loads anything.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -89,3 +90,11 @@ def list_runs(folders: Sequence[Path]) -> list[str]:
     if not states:
         return [f"no runs under {', '.join(as_text(folder) for folder in folders)}"]
     return lines(states)
+
+
+def show(folders: Sequence[Path]) -> None:
+    """Print :func:`list_runs`; a reader that stops early (``| head``) ends it quietly, as a shell command ends."""
+    try:
+        print("\n".join(list_runs(folders)), flush=True)
+    except BrokenPipeError:  # Python's advice: point stdout at devnull, so the flush at exit does not raise again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -5,11 +5,12 @@ import argparse
 from pathlib import Path
 
 from rlrun.config.errors import report_user_errors
-from rlrun.table.run_list import DESCRIPTION, list_runs
+from rlrun.table.run_list import DESCRIPTION, show
 
 
 def main() -> None:
+    """Console-script entry point: print the list."""
     parser = argparse.ArgumentParser(prog="rlrun-runs", description=DESCRIPTION)
     parser.add_argument("folders", nargs="*", type=Path, default=[Path("outputs")], metavar="FOLDER")
     with report_user_errors("rlrun-runs"):
-        print("\n".join(list_runs(parser.parse_args().folders)))
+        show(parser.parse_args().folders)
