@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fcntl
 import logging
+import shlex
 import sys
 from pathlib import Path
 
@@ -20,12 +21,13 @@ from rlrun.config.keys import override_key
 from rlrun.config.resolvers import env_name
 from rlrun.tune.settings import check_tune_keys
 from rlrun.tune.space import check_against, parse_space
-from rlrun.tune.study import JOURNAL, Setup, counts, make_storage, open_study, optimize
+from rlrun.tune.study import JOURNAL, Setup, counts, make_storage, open_study, optimize, progress
 
 log = logging.getLogger("rlrun.tune")
 
 STUDIES = Path("outputs/tune")
 NOT_PASSED_ON = ("tune", "search_space", "progress_bar")  # overrides that are rlrun-tune's own, not the runs'
+STOP_STATUSES = (130, 143)  # SIGINT, SIGTERM: a study stopped by the user or a scheduler
 
 
 def make_setup(cfg: DictConfig) -> Setup:
@@ -69,6 +71,21 @@ def make_setup(cfg: DictConfig) -> Setup:
     )
 
 
+def say_stopped(setup: Setup, study: optuna.Study) -> None:
+    """What a stopped study kept and the command that continues it, as ``rlrun`` says of a stopped run."""
+    argv0 = sys.argv[0]
+    prog = "python -m rlrun.cli.tune" if argv0.endswith(("cli/tune.py", "__main__.py")) else Path(argv0).name
+    again = " ".join([prog, *map(shlex.quote, sys.argv[1:])])
+    log.info(
+        "rlrun-tune stopped: study %s in %s keeps its finished trials, %s; the trials in flight are tried again. "
+        "The same command continues it: %s",
+        setup.name,
+        setup.folder,
+        progress(study, setup.tune["trials"]),
+        again,
+    )
+
+
 def first_error(study: optuna.Study) -> str:
     failed = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.FAIL,))
     errors = [t.user_attrs["error"] for t in failed if "error" in t.user_attrs]
@@ -93,7 +110,12 @@ def run(setup: Setup) -> int:
         log.info(
             "study %s in %s: %d trials of %d seeds", setup.name, setup.folder, setup.tune["trials"], setup.tune["seeds"]
         )
-        optimize(setup, study, storage)
+        try:
+            optimize(setup, study, storage)
+        except (KeyboardInterrupt, SystemExit) as stop:  # SIGINT; SIGTERM exits 143 (rlrun.cli.tune)
+            if isinstance(stop, KeyboardInterrupt) or stop.code in STOP_STATUSES:
+                say_stopped(setup, study)
+            raise
     n = counts(study)
     if n["complete"] == 0:
         print(
