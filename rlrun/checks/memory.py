@@ -21,6 +21,8 @@ from rlrun.checks.rules import EnvFacts, Problem
 
 GIB = 2**30
 MEMINFO = Path("/proc/meminfo")
+OVERCOMMIT = Path("/proc/sys/vm/overcommit_memory")
+_LIMIT_FIELDS = ("MemTotal", "SwapTotal", "CommitLimit", "Committed_AS")
 # Per transition besides observations and actions: reward, done and timeout (float32 each, as SB3 stores them).
 SCALARS = 3 * 4
 
@@ -52,15 +54,60 @@ def buffer_bytes(cfg: DictConfig, env: EnvFacts, optimized: bool) -> int:
     return rows * (observations + _bytes(env.action_space) + SCALARS)
 
 
+def reservation_limit() -> int | None:
+    """The largest array Linux grants at once under its overcommit policy (``/proc/sys/vm/overcommit_memory``): with
+    the default heuristic, memory and swap in all; with strict accounting, what is left to commit; None where any
+    size is granted (``1``) or where that cannot be read."""
+    try:
+        mode = int(OVERCOMMIT.read_text().strip())
+        fields = dict(line.split(":", 1) for line in MEMINFO.read_text().splitlines() if ":" in line)
+        kib = {key: int(value.split()[0]) for key, value in fields.items() if key in _LIMIT_FIELDS}
+    except (OSError, ValueError, IndexError):
+        return None
+    if mode == 1:
+        return None
+    if mode == 2:
+        return (kib.get("CommitLimit", 0) - kib.get("Committed_AS", 0)) * 1024
+    return (kib.get("MemTotal", 0) + kib.get("SwapTotal", 0)) * 1024
+
+
+def reservation_problems(cfg: DictConfig, env: EnvFacts) -> list[Problem]:
+    """A replay buffer whose rows fit but whose whole reservation does not: SB3 allocates ``buffer_size`` rows of
+    observations at construction (unused rows cost nothing until written), and an array larger than
+    :func:`reservation_limit` fails there with ``MemoryError``. The fix is a buffer_size that fits, at most the
+    budget (a buffer never holds more than the run's steps)."""
+    if cfg.algo.get("buffer_size") is None or (limit := reservation_limit()) is None:
+        return []
+    row = max(_bytes(part) for part in _parts(env.observation_space))  # the largest single array, per row
+    reserved = int(cfg.algo.buffer_size) * row
+    if reserved <= limit:
+        return []
+    fits = min(limit // row, int(cfg.total_timesteps))
+    return [
+        (
+            f"algo.buffer_size={cfg.algo.buffer_size} reserves about {reserved / GIB:,.0f} GiB for the replay buffer's "
+            f"observations when the model is built (SB3 allocates every row at once), more than the "
+            f"{limit / GIB:.1f} GiB this machine grants",
+            f"lower algo.buffer_size (e.g. algo.buffer_size={fits}: "
+            f"{'the budget, every step kept' if fits == int(cfg.total_timesteps) else 'what fits'})",
+        )
+    ]
+
+
+def _parts(space: spaces.Space) -> list[spaces.Space]:
+    return list(space.spaces.values()) if isinstance(space, spaces.Dict) else [space]
+
+
 def buffer_problems(cfg: DictConfig, env: EnvFacts, algo_cls: type[BaseAlgorithm]) -> list[Problem]:
-    """A replay buffer that cannot fit in the memory available plus swap, with its estimate and the fix."""
+    """A replay buffer that cannot fit in the memory available plus swap, or whose reservation the machine does not
+    grant (:func:`reservation_problems`), with its estimate and the fix."""
     if cfg.algo.get("buffer_size") is None or (available := available_bytes()) is None:
         return []
     can_optimize = "optimize_memory_usage" in inspect.signature(algo_cls).parameters
     optimized = bool(cfg.algo.get("optimize_memory_usage", False))
     needed = buffer_bytes(cfg, env, optimized)
-    if needed <= available:
-        return []
+    if needed <= available:  # the rows the run uses fit: does the whole buffer's reservation?
+        return reservation_problems(cfg, env)
     rows = min(int(cfg.algo.buffer_size), int(cfg.total_timesteps))
     fits = max(1, int(rows * available / needed * 0.8))  # leave a fifth for the model, the envs and the rest
     shape = "Dict" if isinstance(env.observation_space, spaces.Dict) else str(env.observation_space.shape)
