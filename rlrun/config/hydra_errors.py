@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import math
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -165,8 +166,33 @@ def not_yaml(error: yaml.YAMLError, config_dir: str | None) -> UserError:
     return UserError(f"{where} is not valid YAML: {problem}", f"fix the YAML at {where}")
 
 
+def bad_option(said: str) -> UserError | None:
+    """A config group's option file that Hydra read but could not merge (``said``: Hydra's message, ``In
+    'algo/mine': ValidationError raised while composing config: ...``): a value of the wrong type for its key, or a
+    list where the group takes a mapping of keys. None for another message."""
+    found = re.match(r"In '([^']+)': (\w+) raised while composing config:\s*(.*)", said, re.DOTALL)
+    if found is None:
+        return None
+    option, kind, detail = found.groups()
+    file, first = f"{option}.yaml", (detail.strip().splitlines() or [kind])[0].strip()
+    key = re.search(r"full_key: (\S+)", detail)
+    value = re.match(r"Value '(.*)' of type", first)
+    takes = next((words for words_said, words in KINDS.items() if words_said in first), None)
+    if key and value and takes:
+        problem = f"{file} sets {key[1]}={value[1]!r}, but {key[1]} takes {takes}"
+        return UserError(problem, f"give {key[1].rpartition('.')[2]} {takes} in {file} (in your --config-dir)")
+    if "ListConfig" in first:
+        group = option.rpartition("/")[0]
+        problem = f"{file} holds a list, but an option of {group}/ is a mapping of keys (key: value lines)"
+        return UserError(problem, f"write {file} as key: value lines, as rlrun's own {group} files are ({SHOW_KEYS})")
+    return UserError(f"{file} cannot be composed: {first}", f"correct {file} (in your --config-dir)")
+
+
 def not_composed(error: Exception, named: Override | None) -> UserError:
-    """Any other refusal: Hydra's first line (and its cause's), and the fix for the override it names."""
+    """Any other refusal: an option file Hydra could not merge (:func:`bad_option`), else Hydra's first line (and
+    its cause's) and the fix for the override it names."""
+    if (option := bad_option(str(error))) is not None:
+        return option
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     problem = lines[0] if lines else type(error).__name__
     if error.__cause__ is not None:
