@@ -36,6 +36,8 @@ def _statistics(run_dir: Path, folder: Path, data_only: bool) -> Path | None:
             f"({pickled}: rlrun wrote no vecnormalize.npz then), which is never read from a folder not trusted",
             f"if you have reviewed the folder, trust it with `{signatures.TRUST_COMMAND} {run_dir}`",
         )
+    if data.is_file():
+        received.check_archive(data)  # an .npz is a zip archive: bounded before numpy unpacks it
     return data if data.is_file() else None
 
 

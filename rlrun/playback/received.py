@@ -31,9 +31,15 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecEnv
 
 from rlrun.config import backend
+from rlrun.config.errors import UserError
 from rlrun.make.models import algo_class, policy_for
 
 ALLOWED_ENV = "RLRUN_ALLOWED_TARGETS"
+# What a received zip archive may unpack to: weights of the nets SB3 trains are megabytes (a NatureCNN policy about
+# 7 MB), and pack about 1:1; SB3's data JSON about 10:1. A zip bomb packs 1,000:1 and more.
+MAX_UNPACKED_BYTES = 4 * 2**30
+MAX_RATIO = 100
+RATIO_FROM = 2**20  # files smaller than this may pack as tightly as they like
 GETTER = "hydra.utils.get_class"
 # Hydra's instantiation keys: taken from the installed config, never from the folder
 HYDRA_KEYS = ("_target_", "_partial_", "_args_", "_recursive_", "_convert_")
@@ -215,6 +221,31 @@ def rebuild(cfg: DictConfig, record: dict[str, Any] | None) -> DictConfig:
     return OmegaConf.create(taken)
 
 
+def check_archive(path: Path) -> None:
+    """Refuse (exit 2) a zip archive of a received folder (``model.zip``, a snapshot's, ``vecnormalize.npz``) that
+    would unpack to more than :data:`MAX_UNPACKED_BYTES`, or one of whose files unpacks more than
+    :data:`MAX_RATIO` times its packed size (a zip bomb): the sizes its directory declares, which bound what
+    ``zipfile`` reads, are looked at before a byte is unpacked. So is one that is no zip archive."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            entries = archive.infolist()
+    except (OSError, zipfile.BadZipFile) as error:
+        raise UserError(f"{path} is not a zip archive ({error})", _ARCHIVE_FIX) from None
+    total = sum(entry.file_size for entry in entries)
+    bombs = [e for e in entries if e.file_size > RATIO_FROM and e.file_size > MAX_RATIO * max(e.compress_size, 1)]
+    if total > MAX_UNPACKED_BYTES or bombs:
+        worst = max(entries, key=lambda entry: entry.file_size)
+        raise UserError(
+            f"{path} would unpack to {total:,} bytes ({worst.filename}: {worst.file_size:,} from "
+            f"{worst.compress_size:,} packed), more than rlrun unpacks from a folder not trusted (at most "
+            f"{MAX_UNPACKED_BYTES:,} bytes, each file at most {MAX_RATIO} times its packed size): a zip bomb",
+            _ARCHIVE_FIX,
+        )
+
+
+_ARCHIVE_FIX = "use the run's own copy of the file; a folder you received may be trying to fill this machine's memory"
+
+
 def _serialized_keys(path: Path) -> list[str]:
     """The entries of the zip's ``data`` JSON that SB3 would unpickle."""
     with zipfile.ZipFile(path) as archive:
@@ -243,5 +274,6 @@ def load_model_data_only(cfg: DictConfig, path: Path, env: VecEnv) -> BaseAlgori
         from hydra.utils import instantiate  # only get_class of allow-listed classes is left in it (rebuild)
 
         known["policy_kwargs"] = instantiate(cfg.algo.policy_kwargs, _convert_="all")
+    check_archive(path)  # before SB3 or this module unpacks a byte of it
     custom = {key: known.get(key, defaults.get(key)) for key in _serialized_keys(path)}
     return algo.load(path, env=env, device=cfg.device, custom_objects=custom)
