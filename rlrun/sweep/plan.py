@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from rlrun.config.errors import UserError
-from rlrun.record import lock, signatures
+from rlrun.record import lock, regular_files, signatures
 from rlrun.record.formats import ATTEMPTS, read_json
 from rlrun.record.leftovers import remove_leftovers
 from rlrun.record.liveness import age_s
@@ -103,6 +103,16 @@ def _not_trusted(path: Path) -> str | None:
     return None
 
 
+def _links(path: Path) -> str | None:
+    """Why a stopped run's folder is not read (links or special files in it, :mod:`rlrun.record.regular_files`),
+    or None."""
+    try:
+        regular_files.check_folder(path, f"resuming {path}")
+    except UserError as error:
+        return str(error).replace("\n", " ")
+    return None
+
+
 def _unsigned_reason(path: Path, unsigned: str) -> str:
     return (
         f"{path} says completed, but its run.json is not signed with your trust key ({unsigned}): its results are "
@@ -151,6 +161,8 @@ def decide(job: Job, stale_after_s: float) -> None:
             job.action, job.reason = REFUSE, _unsigned_reason(job.path, unsigned)
     elif record.get("status") == "running" and _still_running(job.path, record, record_path, stale_after_s):
         job.action, job.reason = REFUSE, _running_reason(job.path, record, record_path, stale_after_s)
+    elif record.get("status") in ("interrupted", "running") and (unreadable := _links(job.path)) is not None:
+        job.action, job.reason = REFUSE, unreadable  # that job alone: never read through (a snapshot to /dev/zero)
     elif record.get("status") in ("interrupted", "running") and _has_snapshot(job.path):
         job.action = RESUME
         if (untrusted := _not_trusted(job.path)) is not None:  # never resumed: nothing of it runs here

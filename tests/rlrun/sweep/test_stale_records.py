@@ -57,3 +57,12 @@ def test_a_record_whose_pid_is_no_number_is_no_live_process(tmp_path: Path) -> N
     for pid in ("abc", [1], 1.5, True, 0, -1):
         assert liveness.process_alive({"host": platform.node(), "pid": pid}) is False
         assert not liveness.still_running({"host": platform.node(), "pid": pid}, tmp_path / "run.json", 600.0)
+
+
+def test_a_stopped_job_whose_snapshot_links_to_dev_zero_is_refused_alone(tmp_path: Path) -> None:
+    job = stopped_job(tmp_path, 1)
+    state = next((job.path / "snapshots").glob("step-*")) / "state.pkl"
+    state.unlink()
+    state.symlink_to("/dev/zero")  # hashing it would never end; refusing it ended the whole sweep's plan
+    plan.decide(job, stale_after_s=600)
+    assert job.action == plan.REFUSE and "state.pkl (a symbolic link)" in str(job.reason)
