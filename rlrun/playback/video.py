@@ -66,7 +66,7 @@ class _Mp4:
         try:
             import imageio_ffmpeg  # noqa: F401
         except ImportError:
-            raise UserError("--video *.mp4 needs ffmpeg", "pip install imageio-ffmpeg, or write a .gif") from None
+            raise UserError("--video *.mp4 needs ffmpeg", 'pip install "rlrun[video]", or write a .gif') from None
         self.writer = imageio.get_writer(path, format="FFMPEG", fps=fps, macro_block_size=_BLOCK)
         self.frames = 0
 
