@@ -50,6 +50,16 @@ def test_the_readme_is_short_and_its_tour_is_there() -> None:
     commands = [command for block in console_blocks(text) for command, _ in block]
     assert len(commands) == 8 and commands[0] == "python -m rlrun"
     assert 'pip install torch==2.13.0 -e ".[test]"' in text and "\npytest\n" in text  # the two set-up commands
+    assert "pip install torch==2.13.0 -e . && python -m rlrun" in text  # and rlrun alone, without the test stack
+
+
+def test_ci_runs_the_readmes_use_line_on_a_fresh_virtualenv() -> None:
+    """CI (.ci/run) runs the README's line that installs rlrun without the test stack, as written, in a virtualenv
+    of its own, and it trains; the test line is CI's own set-up (with more extras) and its ``pytest``."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "grep -m1 -F 'pip install torch==2.13.0 -e . &&' README.md" in ci and "${use_line//.venv/" in ci
+    [use_line] = [line for line in README.read_text().splitlines() if "pip install torch==2.13.0 -e . &&" in line]
+    assert use_line.startswith("python3 -m venv .venv && . .venv/bin/activate && ")
 
 
 def test_every_command_of_the_readme_prints_what_the_readme_shows(tmp_path: Path) -> None:
