@@ -94,9 +94,10 @@ def write_tables(
     _check_compare(compare)
     checked = None
     if aggregate:  # the references and the folder for the across-env files, checked before any run is read
-        from rlrun.table import aggregate, aggregate_files  # scipy and matplotlib, as the across-env files need them
+        from rlrun.table import aggregate_files  # scipy and matplotlib, as the across-env files need them
+        from rlrun.table.aggregate import load_references
 
-        checked = aggregate.load_references(references)
+        checked = load_references(references)
         aggregate_files.check_out(out)
     runs, copies = distinct(find_runs(folders))
     if not runs:
