@@ -7,7 +7,6 @@ import io
 import json
 import os
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from benchmarks.common import TINY_RUN as TINY_RUN
 from benchmarks.common import compose_config as compose_config
 from rlrun.record import signatures
+from tests import forked_commands
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -121,15 +121,13 @@ def status(run_dir: Path) -> str:
 
 def cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """``python args`` in ``cwd`` (``cli(["-m", "rlrun", ...], cwd)``), its output captured."""
-    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    return forked_commands.run([*args], cwd=cwd, timeout=300)
 
 
 def run_with_packages(module: str, args: list[str], cwd: Path, path: Path) -> subprocess.CompletedProcess[str]:
     """``python -m module args`` in ``cwd`` with a user's packages under ``path`` (and this checkout) importable."""
     env = {**os.environ, "HYDRA_FULL_ERROR": "0", "PYTHONPATH": os.pathsep.join([str(path), str(ROOT)])}
-    return subprocess.run(
-        [sys.executable, "-m", module, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
+    return forked_commands.run(["-m", module, *args], cwd=cwd, env=env, timeout=300)
 
 
 def run_folder(folder: Path, signed: bool = True) -> Path:
@@ -173,9 +171,7 @@ def assert_name_refused_before_anything(cwd: Path, *args: str) -> None:
     """``python -m <args>`` in the empty ``cwd`` refuses a sweep or study name that cannot name a folder: exit 2,
     the rule and its fix, no traceback, and nothing written."""
     env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
-    result = subprocess.run(
-        [sys.executable, "-m", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
+    result = forked_commands.run(["-m", *args], cwd=cwd, env=env, timeout=300)
     assert result.returncode == 2, result.stderr
     assert "cannot name a folder" in result.stderr and "fix: a name is one folder name" in result.stderr
     assert "Traceback" not in result.stderr

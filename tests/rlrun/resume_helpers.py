@@ -4,7 +4,6 @@ that a resumed run matches one never stopped (shared by the snapshot, resume, si
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from omegaconf import DictConfig
 from rlrun.make import models, vec_envs
 from rlrun.run import interrupts, snapshots
 from rlrun.run.training import train
+from tests import forked_commands
 from tests.rlrun.helpers import cli, eval_rows
 from tests.rlrun.kill_during_snapshot import STEPS, config
 
@@ -60,21 +60,17 @@ def interrupted(run_dir: Path) -> Path:
 
 def kill_child(run_dir: Path, point: str, *args: str) -> subprocess.CompletedProcess[str]:
     """Run the kill helper in a child process: train (or ``resume``) until SIGKILL at ``point``."""
-    return subprocess.run(
-        [sys.executable, "-m", "tests.rlrun.kill_during_snapshot", str(run_dir), point, *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    return forked_commands.run(
+        ["-m", "tests.rlrun.kill_during_snapshot", str(run_dir), point, *args], cwd=REPO, timeout=300
     )
 
 
 def stop_by_signal(run_dir: Path, name: str, count: int, overrides: list[str], target: str = "self") -> int:
     """Run ``python -m rlrun`` (in its own session) that gets ``count`` signals after the evaluation at 80; its exit
     status (``target``: the signals go to the process itself or to its whole group)."""
-    args = [sys.executable, "-m", "tests.rlrun.signal_run", name, str(count), "80", target]
+    args = ["-m", "tests.rlrun.signal_run", name, str(count), "80", target]
     args += [*overrides, *SIGNALLED_RUN_SETTINGS, f"hydra.run.dir={run_dir}"]
-    result = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=300, start_new_session=True)
+    result = forked_commands.run(args, cwd=REPO, timeout=300, start_new_session=True)
     assert "Traceback" not in result.stderr, result.stderr
     return result.returncode
 

@@ -3,15 +3,15 @@ sweep's processes found through /proc (shared by the sweep, launcher, stop, tune
 
 from __future__ import annotations
 
-import math
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from tests import forked_commands
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,7 +77,7 @@ SEARCH_SPACES = {
     # 100-step episodes score far below 10-step ones: hyperband prunes the second trial at its first rung.
     "episodes": {"env.max_episode_steps": {"type": "categorical", "choices": [10, 100]}},
     # an infinite entropy bonus passes every check, then training raises on NaN logits
-    "crash": {"algo.ent_coef": {"type": "categorical", "choices": [0.0, math.inf]}},
+    "crash": {"algo.learning_rate": {"type": "categorical", "choices": [0.0003, 1.0e30]}},
 }
 # Bad search space entries (a case name -> the entries and the words of the message that names them)
 BAD_SPACE_ENTRIES: dict[str, tuple[dict[str, Any], str]] = {
@@ -97,25 +97,19 @@ Process = tuple[int, int]  # pid and start time
 
 def sweep_command(args: list[str]) -> list[str]:
     """The command line of the sweep ``python -m rlrun -m args``."""
-    return [sys.executable, "-m", "rlrun", "-m", *args]
+    return ["-m", "rlrun", "-m", *args]
 
 
 def sweep(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """Run the sweep ``args`` in ``cwd`` to its end, with ``cwd`` importable (a user's env modules there)."""
-    return subprocess.run(
-        sweep_command(args),
-        cwd=cwd,
-        env={**os.environ, "HYDRA_FULL_ERROR": "0", "PYTHONPATH": str(cwd)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    env = {**os.environ, "HYDRA_FULL_ERROR": "0", "PYTHONPATH": str(cwd)}
+    return forked_commands.run(sweep_command(args), cwd=cwd, env=env, timeout=300)
 
 
-def start_sweep(args: list[str], cwd: Path) -> subprocess.Popen[bytes]:
+def start_sweep(args: list[str], cwd: Path) -> forked_commands.Popen:
     """The sweep, its output into ``cwd/sweep.out`` (a pipe would stay open as long as any worker lives)."""
     with open(cwd / "sweep.out", "wb") as out:
-        return subprocess.Popen(
+        return forked_commands.Popen(
             sweep_command(args),
             cwd=cwd,
             env={**os.environ, "HYDRA_FULL_ERROR": "0"},
@@ -184,11 +178,11 @@ def tune_command(tmp_path: Path, *args: str, space: str = "tiny") -> list[str]:
     conf = tmp_path / "conf" / "search_space"
     conf.mkdir(parents=True, exist_ok=True)
     (conf / f"{space}.yaml").write_text(f"# {space}\n" + yaml.safe_dump(SEARCH_SPACES[space]))
-    return [sys.executable, "-m", "rlrun.cli.tune", f"--config-dir={tmp_path / 'conf'}", f"search_space={space}", *args]
+    return ["-m", "rlrun.cli.tune", f"--config-dir={tmp_path / 'conf'}", f"search_space={space}", *args]
 
 
 def run_tune(tmp_path: Path, *args: str, space: str = "tiny") -> subprocess.CompletedProcess[str]:
     """Run :func:`tune_command` in ``tmp_path`` to its end, this checkout importable."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     command = tune_command(tmp_path, *args, space=space)
-    return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    return forked_commands.run(command, cwd=tmp_path, env=env, timeout=600)

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +22,7 @@ from stable_baselines3.common.vec_env import VecFrameStack
 
 from rlrun.config.errors import UserError
 from rlrun.make import families, models, native, vec_envs
+from tests import forked_commands
 from tests.rlrun.helpers import compose_check, compose_config, shrink
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -261,10 +260,9 @@ def test_missing_extra_exits_2_with_the_install_command(
     work = tmp_path / "work"
     work.mkdir()
     env = {**os.environ, "PYTHONPATH": str(shim), "RLRUN_TEST_HIDE": hidden}
-    result = subprocess.run(
-        [sys.executable, "-m", "rlrun", *overrides, "total_timesteps=64", "progress_bar=false"],
-        cwd=work, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    result = forked_commands.run(
+        ["-m", "rlrun", *overrides, "total_timesteps=64", "progress_bar=false"], cwd=work, env=env, timeout=120
+    )
     assert result.returncode == 2, result.stderr
     assert families.install_command(extra) in result.stderr and "Traceback" not in result.stderr
     assert list(work.iterdir()) == []  # nothing created: no run or sweep folder

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from rlrun.checks import env_checks
 from rlrun.checks.printing import report
 from rlrun.run import check_suite
 from rlrun.startup import headless
+from tests import forked_commands
 from tests.rlrun.helpers import compose_check
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -26,9 +26,8 @@ def rlrun_check(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """``rlrun-check`` as a user on a server runs it (MUJOCO_GL unset: the test process's own was set by rlrun)."""
     env = {key: value for key, value in os.environ.items() if key not in NO_DISPLAY}
     env |= {"HYDRA_FULL_ERROR": "0", "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "rlrun.cli.check", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
+    # afresh: MuJoCo's renderer aborts in a process forked from one that imported torch (libc++abi)
+    return forked_commands.run(["-m", "rlrun.cli.check", *args], cwd=cwd, env=env, timeout=300, fresh=True)
 
 
 @pytest.mark.parametrize(

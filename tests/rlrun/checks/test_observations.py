@@ -7,7 +7,6 @@ import json
 import logging
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +16,7 @@ from gymnasium import spaces
 from rlrun.checks import rules
 from rlrun.make import models
 from rlrun.run.training import train
+from tests import forked_commands
 from tests.rlrun.helpers import compose_config, shrink
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -27,9 +27,7 @@ PPO_32 = ["algo=ppo", "algo.n_steps=32", "algo.batch_size=32"]
 
 def rlrun(module: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HYDRA_FULL_ERROR": "0", "PYTHONPATH": str(ROOT)}  # ROOT: tests.rlrun.checks.tiny_envs
-    return subprocess.run(
-        [sys.executable, "-m", module, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
+    return forked_commands.run(["-m", module, *args], cwd=cwd, env=env, timeout=300)
 
 
 @pytest.mark.parametrize("module", ["rlrun", "rlrun.cli.check"])

@@ -3,8 +3,6 @@ rlrun checks itself rather than leaving them to SB3's ``assert``."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from contextlib import closing
 from pathlib import Path
 
@@ -14,6 +12,7 @@ from rlrun.checks import env_checks, resume_mode, rules
 from rlrun.checks.printing import report
 from rlrun.make import native, vec_envs
 from rlrun.run.check_suite import run_checks
+from tests import forked_commands
 from tests.rlrun.helpers import BROKEN, compose_check, compose_config
 
 GYM_CLIP = "+wrappers.gym_clip={_target_:gymnasium.wrappers.ClipAction,_partial_:true}"
@@ -71,9 +70,7 @@ def test_rlrun_check_reports_the_resume_mode_with_its_reason(overrides: list[str
 
 def test_unbounded_actions_exit_2_naming_the_wrapper_not_the_algorithm(tmp_path: Path) -> None:
     args = ["env=pendulum", "algo=sac", GYM_CLIP, "total_timesteps=256", "progress_bar=false"]
-    result = subprocess.run(
-        [sys.executable, "-m", "rlrun", *args], cwd=tmp_path, capture_output=True, text=True, timeout=300
-    )
+    result = forked_commands.run(["-m", "rlrun", *args], cwd=tmp_path, timeout=300)
     assert result.returncode == 2, result.stderr
     error = next(line for line in result.stderr.splitlines() if line.startswith("rlrun: error:"))
     assert "after wrappers [gym_clip] are unbounded" in error and "algo" not in error

@@ -6,20 +6,20 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from rlrun.record import signatures
+from tests import forked_commands
 from tests.rlrun.table.helpers import make_run
 
 CORES = len(os.sched_getaffinity(0))  # the torch_threads cap
 
 
 def command(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    return forked_commands.run([*args], cwd=cwd, timeout=300)
 
 
 def assert_refused(result: subprocess.CompletedProcess[str], *words: str) -> None:

@@ -18,6 +18,7 @@ from rlrun.cli import check
 from rlrun.config.errors import UserError
 from rlrun.make import vec_envs
 from rlrun.run import check_suite
+from tests import forked_commands
 from tests.rlrun.helpers import BROKEN, PAIRS, compose_check, compose_config
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -25,10 +26,9 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def run(args: list[str], cwd: Path, prog: list[str] | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HYDRA_FULL_ERROR": "0", "PYTHONPATH": str(ROOT)}  # ROOT: tests.rlrun.broken_envs
-    return subprocess.run(
-        [*(prog or [sys.executable, "-m", "rlrun.cli.check"]), *args], cwd=cwd, env=env,
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    if prog:  # an installed console script: a fresh process
+        return subprocess.run([*prog, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return forked_commands.run(["-m", "rlrun.cli.check", *args], cwd=cwd, env=env, timeout=300)
 
 
 @pytest.mark.parametrize(("env", "algo"), [("gridworld", "ppo"), ("pointgoal", "her"), ("cartpole", "dqn")])

@@ -8,8 +8,6 @@ tests/rlrun/config/test_errors.py and tests/rlrun/cli/test_check.py.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ import pytest
 from rlrun.cli import entry
 from rlrun.cli.command_line import CommandLine
 from rlrun.config.errors import UserError
+from tests import forked_commands
 
 MY_WRAPPER = """\
 # A wrapper config of the user's, found through --config-dir or hydra.searchpath
@@ -117,8 +116,8 @@ def test_a_benchmark_part_that_is_not_there_is_refused_before_hydra_builds_the_s
     with pytest.raises(UserError, match="benchmark=presets has no parts"):
         entry.checked(["+benchmark=presets", "benchmark.part=1"], "config")
     env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
-    cli = [sys.executable, "-m", "rlrun", "-m", "+benchmark=zoo", "benchmark.part=7"]
-    result = subprocess.run(cli, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    cli = ["-m", "rlrun", "-m", "+benchmark=zoo", "benchmark.part=7"]
+    result = forked_commands.run(cli, cwd=tmp_path, env=env, timeout=300)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "benchmark.part=7 is not a part of benchmark=zoo" in result.stderr
     assert list(tmp_path.iterdir()) == []

@@ -7,10 +7,10 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 from rlrun.table.write import write_tables
+from tests import forked_commands
 from tests.rlrun.table.helpers import read_json, read_rows
 
 OLD = Path(__file__).resolve().parents[2] / "fixtures" / "aaa907b"
@@ -33,9 +33,7 @@ ACROBOT = [
 
 def rlrun(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
-    done = subprocess.run(
-        [sys.executable, "-m", "rlrun", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
+    done = forked_commands.run(["-m", "rlrun", *args], cwd=cwd, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return done
 
@@ -73,13 +71,7 @@ def test_gym_runs_sweeps_and_tables_are_named_after_the_id(tmp_path: Path) -> No
     assert "`acrobot-v1-ppo`" in (tmp_path / "table/table.md").read_text()
 
     # rlrun-table from a folder of the user's finds Acrobot-v1's reward_threshold (-100; episodes of 40 steps reach it)
-    done = subprocess.run(
-        [sys.executable, "-m", "rlrun.cli.table", "outputs", "--out", "table2"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = forked_commands.run(["-m", "rlrun.cli.table", "outputs", "--out", "table2"], cwd=tmp_path, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     row = read_rows(tmp_path / "table2")["acrobot-v1-ppo"]
     assert (row["steps_to_threshold"], row["reached"]) == ("64", "4")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ import pytest
 from rlrun.checks import env_listing, env_text
 from rlrun.cli import envs
 from rlrun.make import families
+from tests import forked_commands
 
 HIDE = """\
 import os, sys
@@ -35,10 +35,7 @@ def configs_of(args: list[str], tmp_path: Path, hidden: str = "") -> subprocess.
     """``rlrun-envs`` in its own process; the packages named in ``hidden`` cannot be imported there."""
     (tmp_path / "sitecustomize.py").write_text(HIDE)
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "RLRUN_TEST_HIDE": hidden}
-    return subprocess.run(
-        [sys.executable, "-m", "rlrun.cli.envs", *args], cwd=tmp_path, env=env, capture_output=True, text=True,
-        timeout=120,
-    )  # fmt: skip
+    return forked_commands.run(["-m", "rlrun.cli.envs", *args], cwd=tmp_path, env=env, timeout=120)  # fmt: skip
 
 
 def test_configs_name_their_extra_and_id() -> None:

@@ -11,17 +11,18 @@ from pathlib import Path
 
 import pytest
 
+from tests import forked_commands
 from tests.rlrun.helpers import TINY_BUDGET
 
 
 def run(args: list[str], cwd: Path, prog: list[str] | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
-    return subprocess.run(
-        [*(prog or [sys.executable, "-m", "rlrun"]), *args],
+    if prog:  # an installed console script: a fresh process
+        return subprocess.run([*prog, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return forked_commands.run(
+        ["-m", "rlrun", *args],
         cwd=cwd,
         env=env,
-        capture_output=True,
-        text=True,
         timeout=300,
     )
 
@@ -148,9 +149,8 @@ def test_users_own_config_files(tmp_path: Path, how: str) -> None:
 def test_users_own_env_from_their_own_module(tmp_path: Path) -> None:
     (tmp_path / "mypkg.py").write_text(MY_ENV)
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    result = subprocess.run(
+    result = forked_commands.run(
         [
-            sys.executable,
             "-m",
             "rlrun",
             "env=gym",
@@ -164,8 +164,6 @@ def test_users_own_env_from_their_own_module(tmp_path: Path) -> None:
         ],
         cwd=tmp_path,
         env=env,
-        capture_output=True,
-        text=True,
         timeout=300,
     )
     assert result.returncode == 0, result.stderr

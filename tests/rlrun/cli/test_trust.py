@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ import yaml
 
 from rlrun.config.errors import UserError
 from rlrun.record import signatures
+from tests import forked_commands
 from tests.rlrun.helpers import run_folder
 
 REPO = Path(__file__).resolve().parents[3]
@@ -29,8 +29,8 @@ def received(tmp_path: Path) -> Path:
 
 
 def trust(args: list[str], stdin: int | None = subprocess.DEVNULL, env: dict | None = None):
-    return subprocess.Popen(
-        [sys.executable, "-m", "rlrun.cli.trust", *args],
+    return forked_commands.Popen(
+        ["-m", "rlrun.cli.trust", *args],
         stdin=stdin,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

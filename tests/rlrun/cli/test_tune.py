@@ -10,6 +10,7 @@ from omegaconf import OmegaConf
 from rlrun.config.errors import UserError
 from rlrun.config.schema import TuneConfig
 from rlrun.tune.command import check_tune_keys
+from tests import forked_commands
 from tests.rlrun.helpers import assert_name_refused_before_anything
 
 
@@ -48,11 +49,9 @@ def test_the_default_study_name_is_env_algo_with_the_env_named_as_runs_are(overr
 
 def test_a_misspelt_key_gets_rlruns_answer_as_rlrun_gives_it(tmp_path: Path) -> None:
     """rlrun-tune enters Hydra as rlrun does: Hydra's raw message, exit 1 and ``+total_timestep=5`` before."""
-    import subprocess
-    import sys
 
-    args = [sys.executable, "-m", "rlrun.cli.tune", "env=gridworld", "algo=ppo", "total_timestep=5"]
-    result = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    args = ["-m", "rlrun.cli.tune", "env=gridworld", "algo=ppo", "total_timestep=5"]
+    result = forked_commands.run(args, cwd=tmp_path, timeout=300)
     assert result.returncode == 2, result.stderr
     assert result.stderr.startswith("rlrun-tune: error: total_timestep is not a key of rlrun's config")
     assert "fix: total_timesteps=5" in result.stderr and list(tmp_path.iterdir()) == []

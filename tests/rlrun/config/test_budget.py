@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ from omegaconf import OmegaConf
 from rlrun.config.budget import fit_to_budget
 from rlrun.config.keys import config_hash
 from rlrun.run.training import train
+from tests import forked_commands
 from tests.rlrun.helpers import compose_config, read_run_json
 
 TINY_NETS = "algo.policy_kwargs={net_arch:[16]}"  # not tied to the budget: keeps the tests quick
@@ -57,13 +56,7 @@ def test_a_preset_at_its_own_budget_keeps_its_learning_starts(overrides: list[st
 
 def test_a_budget_that_still_cannot_work_is_refused(tmp_path: Path) -> None:
     command = ["env=pendulum", "algo=td3", "total_timesteps=1500", "algo.learning_starts=2000"]  # the user's own
-    result = subprocess.run(
-        [sys.executable, "-m", "rlrun", *command],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = forked_commands.run(["-m", "rlrun", *command], cwd=tmp_path, timeout=120)
     assert result.returncode == 2, result.stderr
     assert "algo.learning_starts=2000 >= total_timesteps=1500: TD3 would only act randomly" in result.stderr
     assert not (tmp_path / "outputs").exists()
@@ -93,11 +86,9 @@ def test_a_short_run_of_a_preset_trains_and_says_what_was_scaled(
 
 @pytest.mark.slow
 def test_halfcheetah_sac_at_3000_steps_trains_from_the_command_line(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "rlrun", "env=halfcheetah", "algo=sac", "total_timesteps=3000", "hydra.run.dir=run"],
+    result = forked_commands.run(
+        ["-m", "rlrun", "env=halfcheetah", "algo=sac", "total_timesteps=3000", "hydra.run.dir=run"],
         cwd=tmp_path,
-        capture_output=True,
-        text=True,
         timeout=1200,
     )
     assert result.returncode == 0, result.stderr
@@ -106,24 +97,18 @@ def test_halfcheetah_sac_at_3000_steps_trains_from_the_command_line(tmp_path: Pa
 
 
 def test_a_sweep_plans_the_hash_its_scaled_job_records_and_skips_it_when_run_again(tmp_path: Path) -> None:
-    args = [sys.executable, "-m", "rlrun", "-m", "env=gridworld", "algo=dqn", "total_timesteps=200", TINY_NETS]
+    args = ["-m", "rlrun", "-m", "env=gridworld", "algo=dqn", "total_timesteps=200", TINY_NETS]
     args += ["eval.episodes=2", "eval.final_episodes=2", "sweep=short"]
     for _ in range(2):
-        result = subprocess.run(
-            args, cwd=tmp_path, capture_output=True, text=True, timeout=300, env={**os.environ, "HYDRA_FULL_ERROR": "0"}
-        )
+        result = forked_commands.run(args, cwd=tmp_path, timeout=300, env={**os.environ, "HYDRA_FULL_ERROR": "0"})
         assert result.returncode == 0, result.stdout + result.stderr
     counts = json.loads((tmp_path / "outputs" / "sweeps" / "short" / "sweep.json").read_text())["counts"]
     assert counts["skipped"] == 1 and counts["refused"] == 0
 
 
 def test_rlrun_check_checks_the_config_the_run_would_train(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "rlrun.cli.check", "env=pendulum", "algo=td3", "total_timesteps=1500"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    result = forked_commands.run(
+        ["-m", "rlrun.cli.check", "env=pendulum", "algo=td3", "total_timesteps=1500"], cwd=tmp_path, timeout=300
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "scaled algo.learning_starts: 10000 -> 750" in result.stdout

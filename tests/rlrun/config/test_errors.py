@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
 from rlrun.run.training import train
+from tests import forked_commands
 from tests.rlrun.helpers import compose_config, shrink
 
 RLRUN = 2
@@ -86,9 +86,7 @@ TINY += ["total_timesteps=128", "eval.every=64", "eval.episodes=1", "eval.final_
 def rlrun(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
     env["PYTHONPATH"] = str(ROOT)  # tests.rlrun.broken_envs
-    return subprocess.run(
-        [sys.executable, "-m", "rlrun", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
+    return forked_commands.run(["-m", "rlrun", *args], cwd=cwd, env=env, timeout=300)
 
 
 @pytest.mark.parametrize(("args", "status", "message"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
@@ -102,12 +100,8 @@ def test_mistake_gets_a_message_and_leaves_nothing(tmp_path: Path, args: list[st
 
 
 def test_full_error_shows_the_traceback(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "rlrun", "total_timesteps=0"],
-        cwd=tmp_path,
-        env={**os.environ, "HYDRA_FULL_ERROR": "1"},
-        capture_output=True,
-        text=True,
+    result = forked_commands.run(
+        ["-m", "rlrun", "total_timesteps=0"], cwd=tmp_path, env={**os.environ, "HYDRA_FULL_ERROR": "1"}
     )
     assert result.returncode != 0 and "Traceback" in result.stderr
 

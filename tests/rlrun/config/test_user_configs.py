@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from rlrun.cli import entry
 from rlrun.config.errors import UserError
+from tests import forked_commands
 
 RUN = ["env=gridworld", "algo=ppo", "eval.episodes=1", "eval.final_episodes=1", "progress_bar=false"]
 MINE = """\
@@ -32,13 +32,7 @@ algo:
 
 
 def rlrun(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rlrun", *args, "hydra.run.dir=run"],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return forked_commands.run(["-m", "rlrun", *args, "hydra.run.dir=run"], cwd=cwd, timeout=300)
 
 
 def test_a_user_preset_shadowing_a_bundled_one_is_applied_and_named(tmp_path: Path) -> None:

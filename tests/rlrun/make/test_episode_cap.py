@@ -6,12 +6,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 from rlrun.make import episode_cap
 from rlrun.run.training import train
+from tests import forked_commands
 from tests.rlrun.helpers import compose_config, shrink
 from tests.rlrun.third_party_envs import resets
 
@@ -46,12 +46,14 @@ def test_sigint_during_the_final_evaluation_stops_the_run(tmp_path: Path) -> Non
     """The final evaluation would take minutes (200 capped episodes of slow steps): a SIGINT ends it, the run is
     interrupted with a snapshot."""
     marker, run_dir = tmp_path / "resets", tmp_path / "run"
-    args = [sys.executable, "-m", "rlrun", *ENDLESS, "total_timesteps=64", "algo.n_steps=32", "algo.batch_size=32"]
+    args = ["-m", "rlrun", *ENDLESS, "total_timesteps=64", "algo.n_steps=32", "algo.batch_size=32"]
     args += ["eval.every=100000", "eval.final_episodes=200", "eval.n_envs=1", "snapshot.every=100000"]
     args += [f"+env.kwargs.resets={marker}", "+env.kwargs.step_seconds=0.002", "progress_bar=false"]
     args += [f"hydra.run.dir={run_dir}"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    with subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as p:
+    with forked_commands.Popen(
+        args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as p:
         while resets(marker) < 2 and p.poll() is None:  # the training copy's reset, then the evaluation copy's
             time.sleep(0.1)
         p.send_signal(signal.SIGINT)
@@ -65,13 +67,14 @@ def test_a_periodic_evaluation_a_sigint_cut_short_is_done_when_the_run_resumes(t
     """SIGINT during the evaluation at step 64 ends it unreported; the resumed run evaluates at 64 first, so
     eval.csv has every step as a run never stopped would."""
     marker, run_dir = tmp_path / "resets", tmp_path / "run"
-    args = [sys.executable, "-m", "rlrun", *ENDLESS, "total_timesteps=128", "algo.n_steps=32", "algo.batch_size=32"]
+    args = ["-m", "rlrun", *ENDLESS, "total_timesteps=128", "algo.n_steps=32", "algo.batch_size=32"]
     args += ["eval.every=64", "eval.episodes=1", "eval.final_episodes=1", "eval.n_envs=1", "snapshot.every=100000"]
     args += [f"+env.kwargs.resets={marker}", "+env.kwargs.step_seconds=0.002", "progress_bar=false"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
-    with subprocess.Popen([*args, f"hydra.run.dir={run_dir}"], cwd=tmp_path, env=env, **pipes) as p:
-        while resets(marker) < 3 and p.poll() is None:  # the copies' first resets, then the evaluation's at 64
+    with forked_commands.Popen([*args, f"hydra.run.dir={run_dir}"], cwd=tmp_path, env=env, **pipes) as p:
+        # the reward check's copy, the training and evaluation copies' first resets, then the evaluation's at 64
+        while resets(marker) < 4 and p.poll() is None:
             time.sleep(0.1)
         p.send_signal(signal.SIGINT)  # the evaluation at 64 takes 2 s (1000 capped steps of 2 ms)
         _, stderr = p.communicate(timeout=120)
@@ -79,10 +82,9 @@ def test_a_periodic_evaluation_a_sigint_cut_short_is_done_when_the_run_resumes(t
     assert (run_dir / "eval.csv").read_text().splitlines()[1:] == []
     assert json.loads((run_dir / "run.json").read_text())["timesteps"] == 64
 
-    resumed = subprocess.run(
-        [sys.executable, "-m", "rlrun", f"resume={run_dir}", "progress_bar=false"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    resumed = forked_commands.run(
+        ["-m", "rlrun", f"resume={run_dir}", "progress_bar=false"], cwd=tmp_path, env=env, timeout=300
+    )
     assert resumed.returncode == 0, resumed.stderr
     steps = [int(line.split(",")[0]) for line in (run_dir / "eval.csv").read_text().splitlines()[1:]]
     assert steps == [64, 128]

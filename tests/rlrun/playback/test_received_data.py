@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from rlrun.config.errors import UserError
 from rlrun.playback.loading import load_run
 from rlrun.record import signatures
 from rlrun.run.training import train
+from tests import forked_commands
 from tests.rlrun.helpers import compose_config, shrink
 
 # A module that leaves a mark when imported: what a folder naming it would run
@@ -40,13 +40,7 @@ def received(tmp_path: Path, *overrides: str, policy_kwargs: dict | None = None)
 
 
 def rlrun_eval(run_dir: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rlrun.cli.eval", str(run_dir), "--episodes", "1"],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return forked_commands.run(["-m", "rlrun.cli.eval", str(run_dir), "--episodes", "1"], cwd=cwd, timeout=300)
 
 
 def edit_config(run_dir: Path, edit: dict) -> None:
@@ -115,7 +109,7 @@ def test_an_rlrun_env_evaluates_as_data_with_its_installed_wrappers(gridworld: P
     assert done.returncode == 2 and "wrappers.flatten._target_" in done.stderr, done.stderr
     (run_dir / "config.yaml").write_text((gridworld / "config.yaml").read_text())
     done = rlrun_eval(run_dir, tmp_path)
-    assert done.returncode == 0 and "over 1 episode " in done.stdout and "read as data only" in done.stderr
+    assert done.returncode == 0 and "over 1 episode," in done.stdout and "read as data only" in done.stderr
 
 
 def test_a_zoo_preset_evaluates_as_data(tmp_path: Path) -> None:
@@ -176,12 +170,6 @@ def test_links_to_devices_and_fifos_are_refused_at_once(
     run_dir = tmp_path / "run"
     shutil.copytree(gridworld.parent / "own" if trusted else gridworld, run_dir, symlinks=True)
     _special_files(run_dir, damage)
-    done = subprocess.run(
-        [sys.executable, "-m", "rlrun.cli.eval", str(run_dir), "--episodes", "1"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,  # the hang guard: hashing /dev/zero, or a FIFO's reader, never ends
-    )
+    done = forked_commands.run(["-m", "rlrun.cli.eval", str(run_dir), "--episodes", "1"], cwd=tmp_path, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert SPECIAL[damage] in done.stderr, done.stderr

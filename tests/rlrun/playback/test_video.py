@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 import rlrun
 from rlrun.config.errors import UserError
 from rlrun.playback.video import run_episodes, video_file
+from tests import forked_commands
 
 # Records FRAMES frames of 240x320 to an MP4 through rlrun's sink; prints the process's peak memory (MiB).
 PEAK_RSS = """
@@ -35,9 +35,7 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
 
 
 def peak_mib(path: Path, frames: int) -> int:
-    result = subprocess.run(
-        [sys.executable, "-c", PEAK_RSS, str(path), str(frames)], capture_output=True, text=True, timeout=300
-    )
+    result = forked_commands.run(["-c", PEAK_RSS, str(path), str(frames)], timeout=300)
     assert result.returncode == 0, result.stderr
     return int(result.stdout.strip().splitlines()[-1])
 
@@ -86,8 +84,8 @@ def test_a_long_evaluation_prints_its_progress(finished_run: Path) -> None:
 @pytest.mark.parametrize("name", ["long.mp4", "long.gif"])
 def test_sigint_stops_a_recording_at_once_leaving_no_file(finished_run: Path, tmp_path: Path, name: str) -> None:
     video = tmp_path / name
-    command = [sys.executable, "-m", "rlrun.cli.eval", str(finished_run), "--episodes", "100000", "--video", str(video)]
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    command = ["-m", "rlrun.cli.eval", str(finished_run), "--episodes", "100000", "--video", str(video)]
+    child = forked_commands.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert child.stdout is not None
         started = next(line for line in child.stdout if "recording to" in line)  # the episodes have started

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import platform
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -13,6 +11,7 @@ import pytest
 
 from rlrun.record.formats import now
 from rlrun.record.liveness import age_s, process_alive, still_running
+from tests import forked_commands
 
 HERE = platform.node()
 
@@ -20,7 +19,7 @@ HERE = platform.node()
 @pytest.fixture(scope="module")
 def dead_pid() -> int:
     """The pid of a process that has ended."""
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child = forked_commands.Popen(["-c", "pass"])
     child.wait()
     return child.pid
 

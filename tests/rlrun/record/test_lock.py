@@ -13,7 +13,6 @@ import platform
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,6 +20,7 @@ import pytest
 
 from rlrun.record import lock
 from rlrun.run.training import train
+from tests import forked_commands
 from tests.rlrun.kill_during_snapshot import STEPS, config
 from tests.rlrun.resume_helpers import Crash, crash_at
 
@@ -80,8 +80,8 @@ def contend(
     ready = [tmp_path / f"ready-{time.monotonic_ns()}-{i}" for i in range(len(commands))]
     env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
     processes = [
-        subprocess.Popen(
-            [sys.executable, "-c", program, str(flag), str(go), *args],
+        forked_commands.Popen(
+            ["-c", program, str(flag), str(go), *args],
             cwd=cwd,
             env=env,
             stdout=subprocess.PIPE,
@@ -116,7 +116,7 @@ def test_of_two_claims_started_at_one_instant_one_holds_and_the_other_is_refused
 
 
 def test_a_second_process_is_refused_naming_the_holder_until_the_holder_dies(tmp_path: Path) -> None:
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    holder = forked_commands.Popen(["-c", HOLDER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         with pytest.raises(lock.FolderInUse, match=f"is in use by pid {holder.pid} on {platform.node()}") as refused:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from rlrun.record import signatures
+from tests import forked_commands
 from tests.rlrun.resume_helpers import interrupted
 from tests.rlrun.table.helpers import make_run
 
@@ -24,7 +24,7 @@ HUGE = 4 << 30  # a sparse file: nothing of it is written
 
 
 def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+    return forked_commands.run([*args], cwd=cwd, timeout=120)
 
 
 def test_the_bomb_is_small_and_refused_by_the_bounded_reader(tmp_path: Path) -> None:

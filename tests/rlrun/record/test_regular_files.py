@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from rlrun.record import formats, lock, reading, regular_files, signatures
+from tests import forked_commands
 
 OUTSIDE = "precious\n"
 HANG_GUARD_S = 60
@@ -96,6 +95,6 @@ def test_a_fifo_is_refused_at_once_never_waited_on(tmp_path: Path, reader: str) 
         f"path = Path(sys.argv[1])\ntry:\n    {FIFO_READERS[reader]}\n"
         "except Exception as error:\n    print(type(error).__name__, error)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=HANG_GUARD_S)
+    done = forked_commands.run(["-c", code, str(path)], timeout=HANG_GUARD_S)
     assert done.returncode == 0, done.stderr
     assert "FIFO" in done.stdout or done.stdout.strip() == "None", done.stdout

@@ -6,8 +6,6 @@ import json
 import multiprocessing
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +14,7 @@ import pytest
 from rlrun.cli import trust
 from rlrun.config.errors import UserError
 from rlrun.record import signatures
+from tests import forked_commands
 from tests.rlrun.helpers import run_folder
 
 
@@ -117,9 +116,7 @@ def test_rlrun_trust_signs_a_reviewed_folder_and_every_run_of_a_sweep(tmp_path: 
 @pytest.mark.parametrize("name, message", [("missing", "no such folder"), ("empty", "holds no run folder")])
 def test_rlrun_trust_refuses_what_is_not_a_run_folder(tmp_path: Path, name: str, message: str) -> None:
     (tmp_path / "empty").mkdir()
-    done = subprocess.run(
-        [sys.executable, "-m", "rlrun.cli.trust", str(tmp_path / name)], capture_output=True, text=True, timeout=60
-    )
+    done = forked_commands.run(["-m", "rlrun.cli.trust", str(tmp_path / name)], timeout=60)
     assert done.returncode == 2 and f"rlrun-trust: error: {tmp_path / name}" in done.stderr
     assert message in done.stderr and "Traceback" not in done.stderr
     assert sorted(os.listdir(tmp_path)) == ["empty"]

@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests import forked_commands
 
 RUN = ["env=gridworld", "algo=ppo", "total_timesteps=64", "progress_bar=false"]
 
 
 def rlrun(cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rlrun", *RUN], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
+    return forked_commands.run(["-m", "rlrun", *RUN], cwd=cwd, env=env, timeout=300)
 
 
 def without_key_settings() -> dict[str, str]:

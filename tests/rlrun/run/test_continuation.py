@@ -6,7 +6,6 @@ import json
 import logging
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from rlrun.config.keys import config_hash
 from rlrun.record import signatures
 from rlrun.run import snapshots
 from rlrun.run.training import resume, train
+from tests import forked_commands
 from tests.rlrun.helpers import TINY_RUN, compose_config, shrink
 
 REPO = Path(__file__).resolve().parents[3]
@@ -29,7 +29,7 @@ PPO_256 = [o for o in TINY_RUN if not o.startswith("total_timesteps=")]  # 256 s
 
 
 def cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rlrun", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    return forked_commands.run(["-m", "rlrun", *args], cwd=cwd, timeout=300)
 
 
 def record(run_dir: Path) -> dict:
@@ -151,8 +151,8 @@ def test_continuation_stopped_by_sigint_resumes(tmp_path: Path) -> None:
     first = cli([*PPO_256, "total_timesteps=256", "eval.every=256", "hydra.run.dir=run"], tmp_path)
     assert first.returncode == 0, first.stderr
     run_dir = tmp_path / "run"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "rlrun", "resume=run", "total_timesteps=4096", "progress_bar=false"],
+    process = forked_commands.Popen(
+        ["-m", "rlrun", "resume=run", "total_timesteps=4096", "progress_bar=false"],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

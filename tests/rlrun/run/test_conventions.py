@@ -7,8 +7,6 @@ import csv
 import json
 import logging
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ from omegaconf import open_dict
 
 from rlrun.config.errors import UserError
 from rlrun.run.training import train
+from tests import forked_commands
 from tests.rlrun.helpers import compose_config, shrink
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -67,18 +66,16 @@ def test_env_name_separates_tasks_picked_in_env_files(tmp_path: Path) -> None:
     for name, both in (("shaped-a", "false"), ("shaped-b", "true")):
         (tmp_path / name / "env").mkdir(parents=True)  # two users' folders, each with its env/task.yaml
         (tmp_path / name / "env" / "task.yaml").write_text(ENV_FILE.format(name=name, both=both))
-        args = [sys.executable, "-m", "rlrun", "env=task", "algo=ppo", "~tuned", "total_timesteps=64"]
+        args = ["-m", "rlrun", "env=task", "algo=ppo", "~tuned", "total_timesteps=64"]
         args += ["algo.n_steps=32", "algo.batch_size=32", "eval.every=64", "eval.episodes=1"]
         args += ["eval.final_episodes=1", "progress_bar=false", f"hydra.searchpath=[file://{tmp_path / name}]"]
-        done = subprocess.run(args, cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=300)
+        done = forked_commands.run(args, cwd=tmp_path, env=environ, timeout=300)
         assert done.returncode == 0, done.stderr
     runs = tmp_path / "outputs" / "runs"
     assert sorted(p.name for p in runs.iterdir()) == ["shaped-a-ppo", "shaped-b-ppo"]
     envs = sorted(json.loads(p.read_text())["env"] for p in runs.rglob("run.json"))
     assert envs == ["shaped-a", "shaped-b"]
-    table = subprocess.run(
-        [sys.executable, "-m", "rlrun.cli.table", str(runs)], cwd=tmp_path, capture_output=True, text=True, timeout=300
-    )
+    table = forked_commands.run(["-m", "rlrun.cli.table", str(runs)], cwd=tmp_path, timeout=300)
     assert table.returncode == 0, table.stderr
     groups = sorted(row["group"] for row in csv.DictReader((runs / "table.csv").read_text().splitlines()))
     assert groups == ["shaped-a-ppo", "shaped-b-ppo"]

@@ -13,7 +13,6 @@ import errno
 import json
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from rlrun.record.formats import WriteFailed, write_text
 from rlrun.record.run_record import RunRecord
 from rlrun.run import snapshots
 from rlrun.run.training import train
+from tests import forked_commands
 from tests.rlrun.helpers import compose_config, shrink
 
 # SAC on Pendulum with a replay buffer of about 800 KB in each snapshot, one snapshot kept: training itself is
@@ -80,7 +80,7 @@ def fill(disk: Path, name: str, leave: int = 0) -> Path:
 
 
 def rlrun(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rlrun", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    return forked_commands.run(["-m", "rlrun", *args], cwd=cwd, timeout=300)
 
 
 def assert_one_line_failure(result: subprocess.CompletedProcess[str]) -> str:

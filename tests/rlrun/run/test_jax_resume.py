@@ -8,7 +8,6 @@ import csv
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +16,7 @@ from omegaconf import DictConfig
 
 from rlrun.make import jax_models, models, vec_envs
 from rlrun.run.training import train
+from tests import forked_commands
 from tests.rlrun.helpers import compose_config, read_run_json
 from tests.rlrun.kill_during_snapshot import config
 
@@ -40,7 +40,7 @@ RUNS = {
 
 def _child(*args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
-    return subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    return forked_commands.run([*args], cwd=REPO, env=env, timeout=300)
 
 
 def _eval_rows(run_dir: Path) -> list[list[str]]:

@@ -9,13 +9,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from rlrun.record import signatures
+from tests import forked_commands
 from tests.rlrun.helpers import read_run_json
 
 SWEEP = [
@@ -41,7 +41,7 @@ SWEEP = [
 
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
-    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    return forked_commands.run([*args], cwd=cwd, env=env, timeout=600)
 
 
 @pytest.fixture(scope="module")

@@ -14,10 +14,10 @@ import json
 import shlex
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 from rlrun.record import signatures
+from tests import forked_commands
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 OLD = FIXTURES / "aaa907b"
@@ -33,7 +33,7 @@ def copy_of(fixture: str, tmp_path: Path, written_by: Path = OLD) -> Path:
 
 
 def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    return forked_commands.run([*args], cwd=cwd, timeout=300)
 
 
 def record(run_dir: Path) -> dict:

@@ -13,6 +13,7 @@ import pytest
 from stable_baselines3 import PPO
 
 from rlrun.run.progress import Progress, duration
+from tests import forked_commands
 
 CLOCK = r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d "  # the time before a progress line in a log
 TINY = [
@@ -33,9 +34,7 @@ TINY = [
 def rlrun(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """``python -m rlrun`` with its output to pipes, as in a cluster job's log or under ``nohup``."""
     env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
-    return subprocess.run(
-        [sys.executable, "-m", "rlrun", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
+    return forked_commands.run(["-m", "rlrun", *args], cwd=cwd, env=env, timeout=300)
 
 
 def test_a_run_without_a_terminal_prints_each_evaluation_and_the_final_one(tmp_path: Path) -> None:
@@ -103,5 +102,6 @@ def test_the_progress_bar_ends_at_the_budget_not_past_it(
     model = PPO("MlpPolicy", "CartPole-v1", n_steps=64, batch_size=64, n_epochs=1, policy_kwargs={"net_arch": [8]})
     model.learn(100, callback=shown)  # one rollout of 64 steps too many: 128 steps taken
     assert model.num_timesteps == 128
+    shown.close()  # as the run does once its final evaluation is done: the bar's last frame
     out = capsys.readouterr().out
     assert "100/100" in out and "128/100" not in out

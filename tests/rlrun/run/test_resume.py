@@ -20,6 +20,7 @@ from rlrun.config.errors import UserError
 from rlrun.record import signatures
 from rlrun.run import snapshots
 from rlrun.run.training import resume, train
+from tests import forked_commands
 from tests.rlrun.helpers import cli, eval_rows, status
 from tests.rlrun.kill_during_snapshot import STEPS, config
 from tests.rlrun.resume_helpers import (
@@ -140,12 +141,8 @@ def test_sigterm_writes_a_snapshot_and_resumes(tmp_path: Path) -> None:
         "algo.n_steps=64",
         f"hydra.run.dir={run_dir}",
     ]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "rlrun", *args],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    process = forked_commands.Popen(
+        ["-m", "rlrun", *args], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     deadline = time.monotonic() + 120
     while not (run_dir / "eval.csv").exists() and time.monotonic() < deadline:  # training has started
@@ -298,9 +295,9 @@ def test_rewind_drops_a_row_cut_short_by_a_kill(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("row", "message"),
     [
-        ("x64,1.5,0.0,,1.0", "eval.csv line 2: 'timesteps' is 'x64', not an integer >= 0"),
-        ("64,high,0.0,,1.0", "eval.csv line 2: 'mean_return' is 'high', not a number"),
-        ("64,1.5", "eval.csv line 2 has 2 values, not 5"),
+        ("x64,1.5,0.0,,1.0,0", "eval.csv line 2: 'timesteps' is 'x64', not an integer >= 0"),
+        ("64,high,0.0,,1.0,0", "eval.csv line 2: 'mean_return' is 'high', not a number"),
+        ("64,1.5", "eval.csv line 2 has 2 values, not 6"),
     ],
     ids=["timesteps", "mean_return", "short"],
 )

@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import warnings
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 from rlrun.checks import resume_mode
 from rlrun.run import snapshots
 from rlrun.run.training import resume, train
+from tests import forked_commands
 from tests.rlrun.helpers import compose_config, shrink
 from tests.rlrun.kill_during_snapshot import config
 from tests.rlrun.resume_helpers import Crash, crash_at
@@ -43,7 +43,7 @@ SMALL = [
 
 def rlrun(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}  # tests.rlrun.resume_envs, in subprocess workers too
-    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return forked_commands.run([*args], cwd=cwd, env=env, timeout=300)
 
 
 def record(run_dir: Path) -> dict:

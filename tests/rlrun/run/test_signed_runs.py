@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ from rlrun.record import signatures
 from rlrun.run import snapshots
 from rlrun.run.resume_state import load_target
 from rlrun.run.training import resume
+from tests import forked_commands
 from tests.rlrun.helpers import status
 from tests.rlrun.resume_helpers import interrupted
 
@@ -69,12 +68,8 @@ def test_a_status_changed_after_signing_is_not_trusted(stopped: Path, tmp_path: 
 
 def test_a_running_record_left_unsigned_by_a_sigkill_resumes_as_interrupted(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
-    killed = subprocess.run(
-        [sys.executable, "-m", "tests.rlrun.kill_during_snapshot", str(run_dir), "step-700", "env=gridworld"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    killed = forked_commands.run(
+        ["-m", "tests.rlrun.kill_during_snapshot", str(run_dir), "step-700", "env=gridworld"], cwd=REPO, timeout=300
     )
     assert killed.returncode == -9, killed.stderr
     assert status(run_dir) == "running"

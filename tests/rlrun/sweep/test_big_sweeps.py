@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import pty
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 from rlrun.config.keys import config_hash
 from rlrun.sweep.size import CONFIRM_ABOVE
 from rlrun.sweep.templates import Templates
+from tests import forked_commands
 
 BASE = ["env=gridworld", "algo=ppo"]
 
@@ -74,11 +73,11 @@ def test_group_choices_and_added_keys_are_composed_by_hydra(hydra_compose) -> No
 
 
 def sweep_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "rlrun", "-m", *BASE, "seed=range(1000)", "sweep=big", *args]
+    return ["-m", "rlrun", "-m", *BASE, "seed=range(1000)", "sweep=big", *args]
 
 
 def test_a_big_sweep_prints_its_size_and_is_refused_without_a_terminal(tmp_path: Path) -> None:
-    result = subprocess.run(sweep_command(), cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    result = forked_commands.run(sweep_command(), cwd=tmp_path, timeout=300)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "1000 jobs planned" in result.stdout
     assert f"a sweep of 1000 jobs is more than {CONFIRM_ABOVE}" in result.stderr
@@ -88,7 +87,7 @@ def test_a_big_sweep_prints_its_size_and_is_refused_without_a_terminal(tmp_path:
 
 def test_a_big_sweep_asks_on_a_terminal(tmp_path: Path) -> None:
     controller, terminal = pty.openpty()
-    process = subprocess.Popen(sweep_command(), cwd=tmp_path, stdin=terminal, stdout=terminal, stderr=terminal)
+    process = forked_commands.Popen(sweep_command(), cwd=tmp_path, stdin=terminal, stdout=terminal, stderr=terminal)
     os.close(terminal)
     seen = b""
     while b"start it? [y/N]" not in seen:

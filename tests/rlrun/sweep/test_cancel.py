@@ -18,6 +18,7 @@ import textwrap
 import time
 from pathlib import Path
 
+from tests import forked_commands
 from tests.rlrun.sweep_helpers import GRIDWORLD_2048_STEPS
 
 SBATCH = """
@@ -35,7 +36,8 @@ SBATCH = """
 SACCT = """
     import json, sys
     from pathlib import Path
-    jobs = json.loads((Path(sys.argv[0]).parent / "state.json").read_text())
+    state = Path(sys.argv[0]).parent / "state.json"
+    jobs = json.loads(state.read_text()) if state.exists() else {}  # the sweep asks first whether sacct answers
     print("JobID|State|NodeList")
     for job_id, job in jobs.items():
         for task in range(job["tasks"]):
@@ -70,8 +72,8 @@ def test_a_stopped_slurm_sweep_cancels_its_queued_jobs(tmp_path: Path) -> None:
     slurm = fake_slurm(tmp_path / "slurm")
     args = [*GRIDWORLD_2048_STEPS, "seed=0,1", "sweep=queued", "hydra/launcher=slurm", "hydra.launcher.partition=cpu"]
     with open(tmp_path / "sweep.out", "wb") as out:
-        sweep = subprocess.Popen(
-            [sys.executable, "-m", "rlrun", "-m", *args],
+        sweep = forked_commands.Popen(
+            ["-m", "rlrun", "-m", *args],
             cwd=tmp_path,
             env={**os.environ, "PATH": f"{slurm}{os.pathsep}{os.environ['PATH']}", "HYDRA_FULL_ERROR": "0"},
             stdout=out,

@@ -4,10 +4,9 @@ each job trains, sits in its own ``<env>-<algo>`` folder, and both algorithms ar
 from __future__ import annotations
 
 import csv
-import subprocess
-import sys
 from pathlib import Path
 
+from tests import forked_commands
 from tests.rlrun.helpers import read_run_json
 from tests.rlrun.sweep_helpers import sweep
 
@@ -36,9 +35,7 @@ def test_a_sweep_over_two_contrib_algorithms_trains_each_and_tables_them(tmp_pat
     assert [run.relative_to(folder).parts[0] for run in runs] == ["cartpole-ars"] * 2 + ["cartpole-qrdqn"] * 2
     assert all(read_run_json(run)["status"] == "completed" for run in runs)
 
-    table = subprocess.run(
-        [sys.executable, "-m", "rlrun.cli.table", str(folder)], cwd=tmp_path, capture_output=True, text=True
-    )
+    table = forked_commands.run(["-m", "rlrun.cli.table", str(folder)], cwd=tmp_path)
     assert table.returncode == 0, table.stderr
     with open(folder / "table.csv") as f:
         rows = list(csv.DictReader(f))

@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from rlrun.sweep.deaths import DeathWatch
+from tests import forked_commands
 from tests.rlrun.helpers import read_run_json as record
 from tests.rlrun.sweep_helpers import GRIDWORLD_2048_STEPS, sweep
 
@@ -24,8 +24,8 @@ def test_a_sigkilled_joblib_worker_fails_its_job_alone_and_the_other_completes(t
     """Killed once the job has a snapshot, or the moment its run.json appears (before the sweep's next look at
     its jobs' records: the worker is watched from its own start)."""
     args = [*GRIDWORLD_2048_STEPS, "seed=0,1", "sweep=killed", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "rlrun", "-m", *args],
+    process = forked_commands.Popen(
+        ["-m", "rlrun", "-m", *args],
         cwd=tmp_path,
         env={**os.environ, "HYDRA_FULL_ERROR": "0"},
         stdout=subprocess.PIPE,

@@ -24,6 +24,7 @@ from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
 from rlrun.run.training import train
+from tests import forked_commands
 from tests.rlrun.helpers import assert_same_results, compose_config
 from tests.rlrun.sweep_helpers import GRIDWORLD_4096_STEPS, sweep_command
 
@@ -59,7 +60,7 @@ def test_rlrun_launcher_configs_compose(overrides: list[str], target: str, value
 
 
 def sweep(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(sweep_command(args), cwd=cwd, env=env, capture_output=True, text=True, timeout=400)
+    return forked_commands.run(sweep_command(args), cwd=cwd, env=env, timeout=400)
 
 
 def record(run_dir: Path) -> dict:
@@ -108,7 +109,7 @@ def test_submitit_job_warned_by_usr2_ends_interrupted_and_the_same_command_conti
         "+hydra.launcher.max_num_timeout=0",
     ]
     sweep_dir = tmp_path / "outputs" / "sweeps" / "cluster"
-    process = subprocess.Popen(
+    process = forked_commands.Popen(
         sweep_command(args), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     warned = signal_when_snapshotted(process, sweep_dir, "gridworld-ppo/*/seed-0")
@@ -136,7 +137,7 @@ def test_submitit_requeues_a_job_warned_by_usr2_and_the_requeue_resumes_it(tmp_p
     # submitit_local's defaults: a 60-minute limit, so a USR2 now is a pre-emption, which submitit requeues
     args = [*GRIDWORLD_4096_STEPS, "seed=0", "sweep=preempted", "hydra/launcher=submitit_local"]
     sweep_dir = tmp_path / "outputs" / "sweeps" / "preempted"
-    process = subprocess.Popen(
+    process = forked_commands.Popen(
         sweep_command(args), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     warned = signal_when_snapshotted(process, sweep_dir, "gridworld-ppo/*/seed-0")
@@ -211,7 +212,7 @@ def test_ray_sweep_on_a_running_cluster_survives_a_killed_worker_and_the_same_co
     address = f"hydra.launcher.ray.init.address={ray_head.address}"
     args = [*GRIDWORLD_4096_STEPS, "seed=0,1", "sweep=ray", "hydra/launcher=ray", address]
     sweep_dir = tmp_path / "outputs" / "sweeps" / "ray"
-    process = subprocess.Popen(
+    process = forked_commands.Popen(
         sweep_command(args), cwd=tmp_path, env=ray_head.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     killed = signal_when_snapshotted(process, sweep_dir, "gridworld-ppo/*/seed-0", signal.SIGKILL)

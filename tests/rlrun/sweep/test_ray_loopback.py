@@ -18,6 +18,7 @@ ray = pytest.importorskip("ray")
 import psutil  # noqa: E402  Ray's own copy where none is installed (ray/thirdparty_files, on sys.path once imported)
 
 from hydra_plugins.rlrun_ray_launcher.ray_launcher import LOCAL_WARNING, _init_settings  # noqa: E402
+from tests import forked_commands  # noqa: E402
 from tests.rlrun.sweep_helpers import GRIDWORLD_4096_STEPS, sweep_command  # noqa: E402
 
 LOOPBACK = {"127.0.0.1", "::1"}
@@ -48,7 +49,7 @@ def test_a_local_ray_sweep_starts_no_dashboard_and_warns_of_what_listens_beyond_
         "hydra.launcher.ray.init.num_cpus=1",
         "hydra.launcher.ray.init.object_store_memory=100000000",
     ]
-    sweep = subprocess.Popen(
+    sweep = forked_commands.Popen(
         sweep_command(args), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     try:

@@ -10,13 +10,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from rlrun.run import snapshots
+from tests import forked_commands
 from tests.rlrun.helpers import read_run_json as record
 from tests.rlrun.sweep_helpers import TWO_JOB_SWEEP, running_jobs, start_sweep, wait_until_gone
 
@@ -41,9 +40,7 @@ def test_sigterm_to_the_sweep_alone_stops_its_joblib_jobs_with_snapshots(tmp_pat
         newest = snapshots.list_snapshots(sweep_dir / job["folder"] / "snapshots")[-1]
         assert 0 < stopped["timesteps"] < 8192 and snapshots.manifest(newest)["step"] == stopped["timesteps"]
 
-    again = subprocess.run(
-        [sys.executable, "-m", "rlrun", "-m", *args], cwd=tmp_path, capture_output=True, text=True, timeout=400
-    )
+    again = forked_commands.run(["-m", "rlrun", "-m", *args], cwd=tmp_path, timeout=400)
     assert again.returncode == 0, again.stdout + again.stderr
     for job in data["jobs"]:
         continued = record(sweep_dir / job["folder"])

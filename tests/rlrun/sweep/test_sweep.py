@@ -9,12 +9,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from tests import forked_commands
 from tests.rlrun.helpers import assert_same_results
 from tests.rlrun.helpers import read_run_json as record
 from tests.rlrun.sweep_helpers import GRIDWORLD_2048_STEPS, sweep
@@ -148,8 +148,8 @@ def test_a_worker_stopped_by_sigterm_continues_bit_identical_and_launchers_agree
     reference = sweep([*GRIDWORLD_2048_STEPS, "seed=0,1", "sweep=basic"], tmp_path)
     assert reference.returncode == 0, reference.stdout + reference.stderr
     args = [*GRIDWORLD_2048_STEPS, "seed=0,1", "sweep=joblib", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "rlrun", "-m", *args],
+    process = forked_commands.Popen(
+        ["-m", "rlrun", "-m", *args],
         cwd=tmp_path,
         env={**os.environ, "HYDRA_FULL_ERROR": "0"},
         stdout=subprocess.PIPE,
@@ -184,14 +184,14 @@ def test_joblib_jobs_start_their_own_subprocess_env_copies(tmp_path: Path) -> No
 
 def test_ctrl_c_stops_the_whole_sweep_and_leaves_it_resumable(tmp_path: Path) -> None:
     """Ctrl-C (SIGINT to the terminal's process group) on a sweep run by the basic launcher."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "rlrun", "-m", *GRIDWORLD_2048_STEPS, "seed=0,1", "sweep=stopped"],
+    process = forked_commands.Popen(
+        ["-m", "rlrun", "-m", *GRIDWORLD_2048_STEPS, "seed=0,1", "sweep=stopped"],
         cwd=tmp_path,
         env={**os.environ, "HYDRA_FULL_ERROR": "0"},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        start_new_session=True,  # its own process group, as a terminal's foreground job
+        start_new_session=True,
     )
     sweep_dir = tmp_path / "outputs" / "sweeps" / "stopped"
     deadline = time.monotonic() + 240

@@ -4,14 +4,14 @@ Hydra's basic sweeper it relies on exists with the shape it expects, in the inst
 from __future__ import annotations
 
 import inspect
-import subprocess
-import sys
 from pathlib import Path
 
 from hydra._internal.core_plugins.basic_launcher import BasicLauncher
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.plugins.launcher import Launcher
+
+from tests import forked_commands
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -34,7 +34,7 @@ assert RlrunSweeper().params == {}, "BasicSweeper no longer turns params=None in
 def test_the_basic_sweeper_takes_and_keeps_what_rlrun_passes() -> None:
     assert list(inspect.signature(BasicSweeper.__init__).parameters)[1:] == ["max_batch_size", "params"]
     assert list(inspect.signature(BasicSweeper.setup).parameters)[1:] == ["hydra_context", "task_function", "config"]
-    result = subprocess.run([sys.executable, "-c", INSTANCES], cwd=REPO, capture_output=True, text=True, timeout=120)
+    result = forked_commands.run(["-c", INSTANCES], cwd=REPO, timeout=120)
     assert result.returncode == 0, result.stderr
 
 

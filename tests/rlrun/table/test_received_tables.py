@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from rlrun.record import signatures
 from rlrun.table.write import write_tables
+from tests import forked_commands
 from tests.rlrun.table.helpers import make_run, read_json, read_rows
 
 MARKING_MODULE = "from pathlib import Path\nPath(__file__).with_name('imported').write_text('')\n"
@@ -23,21 +23,15 @@ def test_a_tables_run_never_imports_the_module_its_env_id_names(tmp_path: Path) 
     (tmp_path / "marking.py").write_text(MARKING_MODULE)  # importable from the working directory
     for seed in (0, 1):
         make_run(tmp_path / "runs" / f"seed-{seed}", seed, 1.0, env=("evil", "marking:Evil-v0"))
-    done = subprocess.run(
-        [sys.executable, "-m", "rlrun.cli.table", str(tmp_path / "runs"), "--out", str(tmp_path / "out")],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    done = forked_commands.run(
+        ["-m", "rlrun.cli.table", str(tmp_path / "runs"), "--out", str(tmp_path / "out")], cwd=tmp_path, timeout=120
     )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out" / "table.csv").is_file() and not (tmp_path / "imported").exists()
 
 
 def rlrun_table(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rlrun.cli.table", *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=120
-    )
+    return forked_commands.run(["-m", "rlrun.cli.table", *map(str, args)], cwd=cwd, timeout=120)
 
 
 def test_copies_of_one_run_count_once_and_the_table_says_so(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ import pytest
 from rlrun.record import signatures
 from rlrun.record.fields import parse_eval_csv
 from rlrun.run.training import resume, train
+from tests import forked_commands
 from tests.rlrun.helpers import TINY_RUN, compose_config
 from tests.rlrun.resume_helpers import Crash, crash_at
 from tests.rlrun.sweep_helpers import SMALL_STUDY, run_tune
@@ -114,8 +115,8 @@ def eval_steps(run_dir: Path) -> list[int]:
 
 
 def rlrun(run_dir: Path, *overrides: str, module: str = "rlrun") -> subprocess.CompletedProcess[str]:
-    args = [sys.executable, "-m", *module.split(), *TINY_RUN, *overrides, f"hydra.run.dir={run_dir}"]
-    return subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=240, start_new_session=True)
+    args = ["-m", *module.split(), *TINY_RUN, *overrides, f"hydra.run.dir={run_dir}"]
+    return forked_commands.run(args, cwd=REPO, timeout=240, start_new_session=True)
 
 
 def test_a_run_logs_params_metrics_artifacts_and_status_to_a_server(server: Server, tmp_path: Path) -> None:
@@ -172,13 +173,7 @@ def test_sigterm_marks_the_run_killed_and_resume_finishes_it(server: Server, tmp
     run_id = tracking(run_dir)["mlflow"]["run_id"]
     run = client(server.url).get_run(run_id)
     assert run.info.status == "KILLED" and run.data.tags["status"] == "interrupted"
-    resumed = subprocess.run(
-        [sys.executable, "-m", "rlrun", f"resume={run_dir}", "progress_bar=false"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    resumed = forked_commands.run(["-m", "rlrun", f"resume={run_dir}", "progress_bar=false"], cwd=REPO, timeout=240)
     assert resumed.returncode == 0, resumed.stderr
     assert tracking(run_dir)["mlflow"]["run_id"] == run_id
     assert client(server.url).get_run(run_id).info.status == "FINISHED"
@@ -186,9 +181,9 @@ def test_sigterm_marks_the_run_killed_and_resume_finishes_it(server: Server, tmp
 
 
 def test_a_joblib_sweep_is_one_parent_run_with_a_child_per_job(tmp_path: Path) -> None:
-    args = [sys.executable, "-m", "rlrun", "-m", *TINY_RUN, *MLFLOW, "seed=0,1", "sweep=tracked"]
+    args = ["-m", "rlrun", "-m", *TINY_RUN, *MLFLOW, "seed=0,1", "sweep=tracked"]
     args += ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
-    result = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=240)
+    result = forked_commands.run(args, cwd=tmp_path, timeout=240)
     assert result.returncode == 0, result.stderr
     sweep_dir = tmp_path / "outputs" / "sweeps" / "tracked"
     store = f"sqlite:///{tmp_path / 'outputs' / 'mlflow.db'}"  # the default: the store of the outputs folder
@@ -209,8 +204,8 @@ def test_a_server_killed_mid_run_costs_nothing_and_sync_fills_the_gap(server: Se
     run_dir = tmp_path / "run"
     overrides = [*MLFLOW, f"logger.mlflow.tracking_uri={down.url}", "total_timesteps=16384", "eval.every=2048"]
     overrides.append("logger.mlflow.flush_s=0.5")  # metrics reach the server early: it is stopped once they do
-    args = [sys.executable, "-m", "rlrun", *TINY_RUN, *overrides, f"hydra.run.dir={run_dir}"]
-    process = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    args = ["-m", "rlrun", *TINY_RUN, *overrides, f"hydra.run.dir={run_dir}"]
+    process = forked_commands.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not steps_so_far(down, run_dir):

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ from rlrun.config.errors import UserError
 from rlrun.record import signatures
 from rlrun.run.training import train
 from rlrun.track.sync import sync_run
+from tests import forked_commands
 from tests.rlrun.helpers import TINY_RUN, compose_config
 
 mlflow = pytest.importorskip("mlflow")
@@ -49,12 +48,7 @@ def test_a_folder_not_trusted_is_refused_and_nothing_is_sent(own: Path, tmp_path
     run_dir, store = tmp_path / "received", f"sqlite:///{tmp_path / 'mlflow.db'}"
     shutil.copytree(own, run_dir)
     (run_dir / signatures.RUN_MANIFEST).unlink()
-    done = subprocess.run(
-        [sys.executable, "-m", "rlrun.cli.track", "sync", "--tracking-uri", store, str(run_dir)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = forked_commands.run(["-m", "rlrun.cli.track", "sync", "--tracking-uri", store, str(run_dir)], timeout=300)
     assert done.returncode == 2 and "not trusted" in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert not (tmp_path / "mlflow.db").exists()
 

@@ -24,6 +24,7 @@ from rlrun.config.errors import UserError
 from rlrun.track.base import RunInfo
 from rlrun.track.loggers import make_trackers
 from rlrun.track.wandb import WandbTracker, resolved_mode, run_folders, upload
+from tests import forked_commands
 from tests.rlrun.helpers import compose_config
 from tests.rlrun.sweep_helpers import TINY_STUDY_BUDGET, tune_command
 
@@ -111,8 +112,8 @@ def env(tmp_path: Path) -> Iterator[dict[str, str]]:
 
 def rlrun(cwd: Path, env: dict[str, str], *overrides: str, module: list[str] | None = None) -> Any:
     """``python -m rlrun`` (or ``module``'s command) with :data:`TINY` and ``overrides``, in ``cwd``."""
-    args = [sys.executable, *(module or ["-m", "rlrun"]), *TINY, *overrides]
-    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    args = [*(module or ["-m", "rlrun"]), *TINY, *overrides]
+    return forked_commands.run(args, cwd=cwd, env=env, timeout=300)
 
 
 def sessions(run_dir: Path, env: dict[str, str], prefix: str = "") -> list[list[dict[str, Any]]]:
@@ -230,8 +231,8 @@ def test_resume_continues_the_same_run_without_a_step_twice(tmp_path: Path, env:
     (run_dir / "videos").mkdir()
     (run_dir / "videos" / "episode.gif").write_bytes(b"GIF89a")  # as rlrun-eval --video would leave one
 
-    args = [sys.executable, "-m", "rlrun", "resume=run", "progress_bar=false"]
-    resumed = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    args = ["-m", "rlrun", "resume=run", "progress_bar=false"]
+    resumed = forked_commands.run(args, cwd=tmp_path, env=env, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     first, second = sessions(run_dir, env)
     assert last_run(first)["run_id"] == last_run(second)["run_id"] == run_json(run_dir)["tracking"]["wandb"]["run_id"]
@@ -278,7 +279,7 @@ def test_a_study_is_a_group_with_a_run_per_trial_and_its_seeds(tmp_path: Path, e
         "tune.validate_seeds=0",
     ]
     command = tune_command(tmp_path, *study, "tune.seeds=1", "logger=[tensorboard,wandb]")
-    result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    result = forked_commands.run(command, cwd=tmp_path, env=env, timeout=300)
     assert result.returncode == 0, result.stderr
     trial_dir = tmp_path / "outputs" / "tune" / "small" / "trials" / "0"
     (trial,) = sessions(trial_dir, env)
@@ -307,8 +308,8 @@ def test_an_unreachable_server_costs_the_run_nothing(tmp_path: Path, env: dict) 
     assert {s for s, row in history(records).items() if "eval/mean_reward" in row} == set(eval_rows(run_dir))
 
     # rlrun-track sync runs wandb sync, here against the same dead server (stopped after its timeout)
-    args = [sys.executable, "-m", "rlrun.cli.track", "sync", "run", "--timeout", "3"]
-    synced = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    args = ["-m", "rlrun.cli.track", "sync", "run", "--timeout", "3"]
+    synced = forked_commands.run(args, cwd=tmp_path, env=env, timeout=120)
     # wandb sync named the session it syncs, or (a loaded machine) was stopped before it could
     assert synced.returncode == 1 and ("offline-run-" in synced.stderr or "was stopped" in synced.stderr), synced
     assert "run: W&B: not uploaded" in synced.stdout

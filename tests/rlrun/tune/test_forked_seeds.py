@@ -8,6 +8,7 @@ import io
 import json
 import os
 import subprocess
+import sys
 import time
 import zipfile
 from pathlib import Path
@@ -52,7 +53,7 @@ def _study(cwd: Path, conf: Path, switch: str) -> subprocess.CompletedProcess[st
     args = ["env=gridworld", "algo=ppo", *TINY_STUDY_BUDGET, "tune.seeds=2", "tune.study=same", "tune.trials=1"]
     command = tune_command(conf, *args, "tune.validate_seeds=0", "env.packages=[seed_probe]")
     env = {**os.environ, "PYTHONPATH": str(ROOT), bootstrap.SWITCH: switch}
-    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run([sys.executable, *command], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
 
 def _seed_folder(cwd: Path, seed: int) -> Path:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ from rlrun.record.formats import EVAL_CSV_HEADER
 from rlrun.tune.report import _completed
 from rlrun.tune.seed_runs import SeedRun
 from rlrun.tune.trial import TrialRun
+from tests import forked_commands
 
 RECORD = {
     "status": "completed",
@@ -38,7 +37,7 @@ def ended_trial(tmp_path: Path, records: list[dict[str, Any]], second_csv: str =
         run.folder.mkdir(parents=True)
         (run.folder / "run.json").write_text(json.dumps(record))
         (run.folder / "eval.csv").write_text(EVAL_CSV_HEADER + "64,1.5,0.0,,1.0,0\n128,2.0,0.0,,2.0,0\n")
-        run.process = subprocess.Popen([sys.executable, "-c", "pass"])
+        run.process = forked_commands.Popen(["-c", "pass"])
         run.process.wait()
     if second_csv:
         (trial.runs[1].folder / "eval.csv").write_text(second_csv)

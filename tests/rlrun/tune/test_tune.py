@@ -4,13 +4,11 @@ before anything is trained (the search space's own checks are in test_space.py).
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import shlex
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ from optuna.trial import TrialState
 
 from rlrun.config.errors import UserError
 from rlrun.tune.command import check_tune_keys
+from tests import forked_commands
 from tests.rlrun.helpers import compose_config
 from tests.rlrun.sweep_helpers import (
     BAD_SPACE_ENTRIES,
@@ -55,8 +54,14 @@ def small_study(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     stamps = {path: path.stat().st_mtime_ns for path in sorted((folder / "trials").glob("*/seed-*/run.json"))}
     table_after_first = (folder / "table.md").exists()
     second = run_tune(tmp_path, *SMALL_STUDY, "tune.trials=2", "tune.validate_seeds=2")
-    return {"first": first, "second": second, "folder": folder, "stamps": stamps, "tmp_path": tmp_path,
-            "table_after_first": table_after_first}  # fmt: skip
+    return {
+        "first": first,
+        "second": second,
+        "folder": folder,
+        "stamps": stamps,
+        "tmp_path": tmp_path,
+        "table_after_first": table_after_first,
+    }
 
 
 def test_a_small_study_writes_the_preset_the_validation_table_and_the_plots(small_study: dict[str, Any]) -> None:
@@ -84,10 +89,7 @@ def test_a_small_study_writes_the_preset_the_validation_table_and_the_plots(smal
     command = next(line for line in (folder / "best.yaml").read_text().splitlines() if line.startswith("# Train with"))
     argv = shlex.split(command.removeprefix("# Train with: "))
     assert argv[0] == "rlrun" and "tuned=best" in argv
-    shown = subprocess.run(
-        [sys.executable, "-m", "rlrun", *argv[1:], "--cfg", "job"],
-        cwd=small_study["tmp_path"], capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    shown = forked_commands.run(["-m", "rlrun", *argv[1:], "--cfg", "job"], cwd=small_study["tmp_path"], timeout=120)
     assert shown.returncode == 0, shown.stderr
     job = OmegaConf.create(shown.stdout)
     assert OmegaConf.to_container(job.algo) == OmegaConf.to_container(trained.algo)
@@ -153,12 +155,12 @@ def test_a_trial_the_pruner_stops_is_recorded_pruned_and_its_seeds_end(tmp_path:
 def test_a_failing_trial_is_recorded_with_its_error_and_the_study_goes_on(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'study.db'}"
     study = optuna.create_study(study_name="crash", storage=url, direction="maximize")
-    study.enqueue_trial({"algo.ent_coef": math.inf})
-    study.enqueue_trial({"algo.ent_coef": 0.0})
+    study.enqueue_trial({"algo.learning_rate": 1.0e30})
+    study.enqueue_trial({"algo.learning_rate": 0.0003})
     args = ["env=gridworld", "algo=ppo", *TINY_STUDY_BUDGET, "tune.study=crash", f"tune.storage={url}", "tune.seeds=1"]
     every_trial_failed = run_tune(tmp_path, *args, "tune.trials=1", "tune.validate_seeds=0", space="crash")
     assert every_trial_failed.returncode == 1
-    # an infinite entropy coefficient makes the policy's probabilities NaN; torch's sampling refuses them
+    # a learning rate of 1e30 makes the policy's parameters, then its probabilities, NaN; torch's sampling refuses them
     nan = "RuntimeError: probability tensor contains either `inf`, `nan` or element < 0"
     assert f"no trial of study crash completed; the first error: seed 0: {nan}" in every_trial_failed.stderr
     went_on = run_tune(tmp_path, *args, "tune.trials=2", "tune.validate_seeds=0", space="crash")
@@ -173,7 +175,7 @@ def test_two_processes_share_one_study(tmp_path: Path) -> None:
     args = ["env=gridworld", "algo=ppo", *TINY_STUDY_BUDGET, "tune.study=shared", "tune.seeds=1", "tune.trials=2"]
     command = tune_command(tmp_path, *args, "tune.validate_seeds=0")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    processes = [subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True) for _ in "ab"]
+    processes = [forked_commands.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True) for _ in "ab"]
     outputs = [process.communicate(timeout=600)[0] for process in processes]
     assert [process.returncode for process in processes] == [0, 0], outputs
     trials = journal(tmp_path / "outputs" / "tune" / "shared", "shared").get_trials()
@@ -185,7 +187,7 @@ def test_two_processes_share_one_study(tmp_path: Path) -> None:
 def test_a_trial_left_running_by_a_dead_process_is_tried_again(tmp_path: Path) -> None:
     args = ["env=gridworld", "algo=ppo", *TINY_STUDY_BUDGET, "tune.study=dead", "tune.seeds=1", "tune.trials=1"]
     command = tune_command(tmp_path, *args, "tune.validate_seeds=0")
-    killed = subprocess.Popen(command, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    killed = forked_commands.Popen(command, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
     folder = tmp_path / "outputs" / "tune" / "dead"
     seeds = [folder / "trials" / "0" / "seed-0" / "run.json"]
     deadline = time.monotonic() + 300
