@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_readme import matches
+from tests.console_output import matches
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

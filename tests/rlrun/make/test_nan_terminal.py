@@ -76,4 +76,7 @@ def test_an_evaluation_returning_nan_from_a_diverged_model_blames_the_model() ->
     next(model.policy.parameters()).data.fill_(float("nan"))
     with pytest.raises(NonFiniteValue, match=r"evaluation at step 0 returned nan in 1 of 2 episodes; the model"):
         refuse_non_finite(EvalResult([1.0, float("nan")], [5, 5]), model)
-    refuse_non_finite(EvalResult([1.0, 2.0], [5, 5]), model)  # finite returns: nothing to say
+    with pytest.raises(NonFiniteValue, match=r"the model's parameters hold NaN or inf at step 0"):
+        refuse_non_finite(EvalResult([1.0, 2.0], [5, 5]), model)  # finite returns from NaN parameters: still refused
+    healthy = PPO("MlpPolicy", "CartPole-v1", policy_kwargs={"net_arch": [4]}, device="cpu")
+    refuse_non_finite(EvalResult([1.0, 2.0], [5, 5]), healthy)  # finite returns of a finite model: nothing to say

@@ -158,6 +158,7 @@ def test_distribution_checks_are_off_unless_check_nan_and_change_nothing_trained
 
 
 ROUND_TRIP = 1  # the env copy rlrun.checks.resume_mode.decide builds for a run's resume mode
+FIRST_STEP = 1  # the raw copy whose first reward the reward check reads (rlrun.make.vec_envs.first_step)
 
 
 class BuildCounter:
@@ -194,9 +195,9 @@ def test_a_run_builds_its_envs_and_model_once(
     counter = BuildCounter(monkeypatch)
     train(cfg, tmp_path / "run", {"env": env, "algo": algo})
     # the training copies and the evaluation copies, each made once, and the one copy the resume-mode round trip
-    # steps and pickles (rlrun.checks.resume_mode: never a training copy, whose episodes it would change);
-    # no other probe env, no throwaway model
-    assert (counter.envs, counter.models) == (copies + 2 + ROUND_TRIP, 1)
+    # steps and pickles (rlrun.checks.resume_mode: never a training copy, whose episodes it would change), the raw
+    # copy stepped once for the reward check; no other probe env, no throwaway model
+    assert (counter.envs, counter.models) == (copies + 2 + ROUND_TRIP + FIRST_STEP, 1)
 
 
 def test_a_resume_builds_its_envs_once_and_loads_the_snapshot_model(

@@ -19,7 +19,7 @@ from tests.rlrun.helpers import TINY_RUN
 # ``python -m rlrun`` (runpy, as ``-m`` does) with probes: at exit, what the process installed and what it saw.
 # An object of __main__ says goodbye when Python's module teardown reaches it: the process ends as Python ends it.
 RUN = """\
-import atexit, gc, json, os, runpy, sys
+import gc, json, os, runpy, sys
 from rlrun.startup import bootstrap
 
 
@@ -41,9 +41,11 @@ def report():
     }), flush=True)
 
 
-atexit.register(report)
 sys.argv = ["rlrun", *sys.argv[1:]]
-runpy.run_module("rlrun", run_name="__main__", alter_sys=True)
+try:
+    runpy.run_module("rlrun", run_name="__main__", alter_sys=True)
+finally:  # the run's end, before the exit handlers (one gives the frozen objects back to the collector)
+    report()
 """
 
 TINY = TINY_RUN

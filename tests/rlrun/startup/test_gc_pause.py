@@ -29,13 +29,15 @@ print("ok")
 """
 
 RUN = """\
-import atexit, gc, sys
+import gc, sys
 
-atexit.register(lambda: print(gc.isenabled(), gc.get_freeze_count() > 100_000, flush=True))
 from rlrun.cli.main import main
 
 sys.argv = ["rlrun", *sys.argv[1:]]
-main()
+try:
+    main()
+finally:  # the run's end, before the exit handlers (one gives the frozen objects back to the collector)
+    print(gc.isenabled(), gc.get_freeze_count() > 100_000, flush=True)
 """
 
 
