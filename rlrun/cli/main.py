@@ -9,6 +9,7 @@ Nothing happens at import: the schema, the start-up measures and the plugins are
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,7 @@ from omegaconf import DictConfig
 from rlrun.cli import entry, single_run
 from rlrun.cli.invocation import Invocation
 from rlrun.config.errors import report_user_errors
+from rlrun.run import signals
 from rlrun.startup import bootstrap
 
 
@@ -43,7 +45,8 @@ def main() -> None:
     command, _ = entry.read("rlrun", "config")
     with report_user_errors():
         invocation = Invocation.read(command)
-    entry.run_hydra("config", Task(invocation), tuple(invocation.hydra_argv()))
+    with contextlib.nullcontext() if command.multirun else signals.deferring():  # a stop as Hydra makes the folder
+        entry.run_hydra("config", Task(invocation), tuple(invocation.hydra_argv()))
 
 
 if __name__ == "__main__":  # python -m rlrun.cli.main: under the module's own name, so that Task pickles by it

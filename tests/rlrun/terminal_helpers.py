@@ -7,20 +7,21 @@ import os
 import pty
 import re
 import select
-import subprocess
 import time
 from pathlib import Path
+
+from tests import forked_commands
 
 COLUMNS = 200  # the pseudo-terminal's width
 CSI = re.compile(r"\x1b\[([0-9;?]*)([A-Za-z])")
 
 
 def run_in_terminal(argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float = 300) -> tuple[int, str]:
-    """Run ``argv`` with a pseudo-terminal as its stdin, stdout and stderr; its exit status and all it wrote (the
-    terminal's escapes included)."""
+    """Run ``python ARGV`` (forked: :mod:`tests.forked_commands`) with a pseudo-terminal as its stdin, stdout and
+    stderr; its exit status and all it wrote (the terminal's escapes included)."""
     main, other = pty.openpty()
     env = {**env, "COLUMNS": str(COLUMNS), "LINES": "50", "TERM": "xterm"}
-    process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=other, stdout=other, stderr=other, close_fds=True)
+    process = forked_commands.Popen(argv, cwd=cwd, env=env, stdin=other, stdout=other, stderr=other)
     os.close(other)
     written = b""
     deadline = time.monotonic() + timeout_s  # a hang guard only

@@ -4,27 +4,20 @@ beyond any run, more env copies than the budget's steps or than the machine can 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from rlrun.checks import rules
 from rlrun.config.budget import fit_to_budget
+from tests import forked_commands
 from tests.rlrun.helpers import compose_config
 
 GRIDWORLD = ["env=gridworld", "algo=ppo", "progress_bar=false"]
 
 
 def test_a_budget_beyond_any_run_is_refused_before_anything_is_made(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "rlrun", *GRIDWORLD, "total_timesteps=1e30"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    result = forked_commands.run(["-m", "rlrun", *GRIDWORLD, "total_timesteps=1e30"], cwd=tmp_path, timeout=300)
     assert result.returncode == 2, result.stderr
     assert "total_timesteps=1000000000000000019884624838656 is beyond any run" in result.stderr
     assert "fix: give the env steps you mean" in result.stderr and "Traceback" not in result.stderr

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from pathlib import Path
 
 from tests.rlrun.sweep_helpers import ROOT
@@ -38,7 +37,7 @@ SLOW_SWEEP = [
 
 def test_a_sweep_in_a_terminal_shows_its_jobs_live_and_leaves_a_clean_screen(tmp_path: Path) -> None:
     env = {**os.environ, "HYDRA_FULL_ERROR": "0", "PYTHONPATH": str(ROOT)}
-    status, written = run_in_terminal([sys.executable, "-m", "rlrun", "-m", *SLOW_SWEEP], tmp_path, env)
+    status, written = run_in_terminal(["-m", "rlrun", "-m", *SLOW_SWEEP], tmp_path, env)
     assert status == 0, written[-3000:]
     before_end = written[: written.index("[1/2] ")]  # what the terminal was shown before the first job ended
     assert re.search(r"sweep: 0 completed, 0 failed, 2 running, 0 waiting", before_end), before_end[-2000:]

@@ -22,6 +22,7 @@ from rlrun.record import signatures
 from rlrun.record.run_state import read_state
 from rlrun.run.training import train
 from rlrun.table import run_list
+from tests import forked_commands
 from tests.rlrun.helpers import compose_config, shrink
 
 STAMP = "2026-11-26_23-54-44-uj23"
@@ -49,7 +50,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     trained = root / "trained"
     train(shrink(compose_config("env=gridworld", "algo=ppo"), 128), trained)
     runs = root / "outputs" / "runs" / "gridworld-ppo"
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = forked_commands.run(["-c", "import os; print(os.getpid())"])
     here = {"host": platform.node(), "final": None}
     shutil.copytree(trained, runs / f"{STAMP[:-5]}-comp")
     _edited(trained, runs / f"{STAMP[:-5]}-intr", status="interrupted", timesteps=64, final=None)
@@ -111,9 +112,7 @@ def test_a_folder_that_is_not_there_is_refused(tmp_path: Path) -> None:
 
 def test_resume_of_a_mistyped_stamp_names_the_nearest_runs(outputs: Path) -> None:
     mistyped = f"outputs/runs/gridworld-ppo/{STAMP[:-5]}-intt"
-    done = subprocess.run(
-        [sys.executable, "-m", "rlrun", f"resume={mistyped}"], cwd=outputs, capture_output=True, text=True, timeout=300
-    )
+    done = forked_commands.run(["-m", "rlrun", f"resume={mistyped}"], cwd=outputs, timeout=300)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"resume={mistyped}: no such folder" in done.stderr
     assert f"did you mean python -m rlrun resume=outputs/runs/gridworld-ppo/{STAMP[:-5]}-intr" in done.stderr

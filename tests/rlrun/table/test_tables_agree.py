@@ -5,11 +5,10 @@ before the plotting stack is loaded."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from rlrun.table.write import write_tables
+from tests import forked_commands
 from tests.rlrun.table.helpers import make_run, read_rows
 
 CODE = "c0de" * 10
@@ -46,8 +45,6 @@ def test_a_folder_without_runs_is_answered_before_scipy_and_matplotlib_load(tmp_
         "import sys\nfrom rlrun.cli import table\ntry:\n    table.main([sys.argv[1]])\nexcept SystemExit as e:\n"
         "    print('exit', e.code, sorted(m for m in ('matplotlib', 'scipy') if m in sys.modules))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe, str(tmp_path / "empty")], capture_output=True, text=True, timeout=300
-    )
+    done = forked_commands.run(["-c", probe, str(tmp_path / "empty")], timeout=300)
     assert done.stdout.strip() == "exit 2 []", done.stdout + done.stderr
     assert "no runs found" in done.stderr

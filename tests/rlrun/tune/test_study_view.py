@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
+from tests import forked_commands
 from tests.rlrun.sweep_helpers import ROOT
 from tests.rlrun.terminal_helpers import run_in_terminal, screen
 
@@ -43,7 +42,7 @@ def _command(tmp_path: Path, *args: str) -> list[str]:
     space.write_text(
         "# the learning rate only\nalgo.learning_rate: {type: float, low: 1.0e-4, high: 1.0e-2, log: true}\n"
     )
-    return [sys.executable, "-m", "rlrun.cli.tune", f"--config-dir={tmp_path / 'conf'}", "search_space=rate", *args]
+    return ["-m", "rlrun.cli.tune", f"--config-dir={tmp_path / 'conf'}", "search_space=rate", *args]
 
 
 def _env() -> dict[str, str]:
@@ -66,7 +65,7 @@ def test_a_study_in_a_terminal_shows_its_trial_and_seeds_live_and_leaves_a_clean
 
 def test_a_study_without_a_terminal_writes_timed_lines_while_a_trial_trains(tmp_path: Path) -> None:
     command = _command(tmp_path, *SLOW_STUDY, "tune.trials=1", "progress_every=0.3")
-    done = subprocess.run(command, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300)
+    done = forked_commands.run(command, cwd=tmp_path, env=_env(), timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
     started = next(i for i, line in enumerate(lines) if line.startswith("trial 0 started: "))
