@@ -16,6 +16,25 @@ COLUMNS = 200  # the pseudo-terminal's width
 CSI = re.compile(r"\x1b\[([0-9;?]*)([A-Za-z])")
 
 
+# A PPO run on an env whose every step sleeps 10 ms: 256 steps, an evaluation (and run.json rewritten) every 64,
+# so it trains for seconds after its first evaluation (the live views' and the timed lines' tests)
+SLEEPY_RUN = [
+    "env=gym",
+    "env.id=tests.rlrun.run.slow_envs:slow/Sleepy-v0",
+    "algo=ppo",
+    "env.n_envs=1",
+    "total_timesteps=256",
+    "algo.n_steps=64",
+    "algo.batch_size=32",
+    "algo.policy_kwargs={net_arch:[16]}",
+    "eval.every=64",
+    "eval.episodes=1",
+    "eval.final_episodes=1",
+    "eval.n_envs=1",
+    "snapshot.every=256",
+]
+
+
 def run_in_terminal(argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float = 300) -> tuple[int, str]:
     """Run ``python ARGV`` (forked: :mod:`tests.forked_commands`) with a pseudo-terminal as its stdin, stdout and
     stderr; its exit status and all it wrote (the terminal's escapes included)."""

@@ -9,24 +9,11 @@ import re
 from pathlib import Path
 
 from tests.rlrun.sweep_helpers import ROOT
-from tests.rlrun.terminal_helpers import run_in_terminal, screen
+from tests.rlrun.terminal_helpers import SLEEPY_RUN, run_in_terminal, screen
 
-# Two jobs at once on an env whose every step sleeps 10 ms: 256 steps, an evaluation (and run.json rewritten)
-# every 64, so each job trains for seconds after its first evaluation
+# Two jobs at once, each a run that trains for seconds after its first evaluation
 SLOW_SWEEP = [
-    "env=gym",
-    "env.id=tests.rlrun.run.slow_envs:slow/Sleepy-v0",
-    "algo=ppo",
-    "env.n_envs=1",
-    "total_timesteps=256",
-    "algo.n_steps=64",
-    "algo.batch_size=32",
-    "algo.policy_kwargs={net_arch:[16]}",
-    "eval.every=64",
-    "eval.episodes=1",
-    "eval.final_episodes=1",
-    "eval.n_envs=1",
-    "snapshot.every=256",
+    *SLEEPY_RUN,
     "seed=0,1",
     "hydra/launcher=joblib",
     "hydra.launcher.n_jobs=2",

@@ -10,24 +10,12 @@ from pathlib import Path
 
 from tests import forked_commands
 from tests.rlrun.sweep_helpers import ROOT
-from tests.rlrun.terminal_helpers import run_in_terminal, screen
+from tests.rlrun.terminal_helpers import SLEEPY_RUN, run_in_terminal, screen
 
 CLOCK = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d "  # the time before a line written into a log
-# Seeds on an env whose every step sleeps 10 ms: 256 steps, an evaluation (and run.json rewritten) every 64
+# Seeds that train for seconds after their first evaluation
 SLOW_STUDY = [
-    "env=gym",
-    "env.id=tests.rlrun.run.slow_envs:slow/Sleepy-v0",
-    "algo=ppo",
-    "env.n_envs=1",
-    "total_timesteps=256",
-    "algo.n_steps=64",
-    "algo.batch_size=32",
-    "algo.policy_kwargs={net_arch:[16]}",
-    "eval.every=64",
-    "eval.episodes=1",
-    "eval.final_episodes=1",
-    "eval.n_envs=1",
-    "snapshot.every=256",
+    *SLEEPY_RUN,
     "tune.seeds=1",
     "tune.validate_seeds=0",
     "tune.pruner=none",
