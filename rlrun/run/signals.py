@@ -18,7 +18,7 @@ from typing import Any
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGUSR2, signal.SIGHUP)
 Handler = Callable[[int, FrameType | None], Any]
 
-_kept: list[int] | None = None  # the stop signals kept by the innermost deferring() block, not yet handled
+_kept: list[int] | None = None  # the stop signals kept by the outermost deferring() block, not yet handled
 
 
 def _install(handler: Handler) -> dict[int, Any]:
@@ -56,18 +56,20 @@ def deferring() -> Iterator[None]:
     """Keep the stop signals that arrive inside the block until a :func:`handling` block inside it takes them (a
     run's training, which records the stop): a signal between a run's first record and its training then ends the
     run as a stop does, never by the signal's default action, which would leave a ``running`` record behind. A
-    signal no handler took is raised again after the block, to the handlers before it."""
+    signal no handler took is raised again after the block, to the handlers before it. Blocks inside it add
+    nothing: the outermost keeps the signals for the run (a single run's from Hydra's entry, before its folder is
+    made; :func:`rlrun.run.training.train`'s too, where it is called alone)."""
     global _kept
-    if threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread() or _kept is not None:
         yield
         return
-    outer, kept = _kept, []
+    kept: list[int] = []
     previous = _install(lambda signum, _frame: kept.append(signum))
     _kept = kept
     try:
         yield
     finally:
-        _kept = outer
+        _kept = None
         _restore(previous)
         for signum in kept:  # not handled inside: the stop goes to whoever handled it before (a sweep, the default)
             signal.raise_signal(signum)

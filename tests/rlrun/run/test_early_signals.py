@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from rlrun.run import signals
+from tests import forked_commands
 from tests.rlrun.helpers import QUICK_BUDGET
 
 # train() in a process of its own, sending itself SIGTERM right after run.json's first write (as the record is
@@ -89,3 +90,27 @@ def test_signals_kept_before_a_handler_go_to_it_and_else_to_the_handlers_before(
         assert before == [signal.SIGUSR2]  # raised again, to the handler before
     finally:
         signal.signal(signal.SIGUSR2, previous)
+
+
+# A Hydra callback of the user's that hangs the terminal up once Hydra has made the run's folder, before rlrun's task
+HANG_UP = """
+import os, signal
+from hydra.experimental.callback import Callback
+
+
+class HangUp(Callback):
+    def on_job_start(self, config, **kwargs):
+        os.kill(os.getpid(), signal.SIGHUP)
+"""
+
+
+def test_a_hangup_while_hydra_makes_the_run_folder_ends_the_run_interrupted(tmp_path: Path) -> None:
+    (tmp_path / "hang_up.py").write_text(HANG_UP)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    args = ["-m", "rlrun", "env=gridworld", "algo=ppo", *QUICK_BUDGET, "hydra.run.dir=run"]
+    done = forked_commands.run([*args, "+hydra.callbacks.hup._target_=hang_up.HangUp"], cwd=tmp_path, env=env)
+    # before: the process ended by SIGHUP's default action (-1), the folder holding .hydra/ and an empty log
+    assert done.returncode == 128 + signal.SIGHUP, done.stderr
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert record["status"] == "interrupted" and record["timesteps"] == 0
+    assert "interrupted by SIGHUP; snapshot written" in done.stderr + done.stdout
