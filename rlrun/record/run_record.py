@@ -2,7 +2,7 @@
 
 ``run.json`` is a live record: rewritten atomically (temporary file, flush, rename), so a reader never
 sees a half-written file, every time the status changes, after each periodic evaluation and snapshot,
-and at least every minute of training (:mod:`rlrun.run.heartbeat`); ``updated`` is the time of the last rewrite, so
+and at least every 5 s of training (:mod:`rlrun.run.heartbeat`); ``updated`` is the time of the last rewrite, so
 the age of a ``running`` record tells a live run from a dead one (on a cluster node whose pids cannot
 be checked from here). A failure is recorded even on a full disk where it can be: a record that cannot be
 written is logged instead (:meth:`RunRecord.fail`).
