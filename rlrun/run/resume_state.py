@@ -49,13 +49,6 @@ from rlrun.run.snapshots import list_snapshots, newest_complete
 log = logging.getLogger("rlrun")
 
 
-def started_mode(cfg: DictConfig) -> ResumeMode:
-    """The resume mode of a new run, decided from a round trip of its env stack and logged."""
-    mode = resume_mode.decide(cfg)
-    log.info(resume_mode.resume_mode_line(mode))
-    return mode
-
-
 def resumed_mode(cfg: DictConfig, record: dict[str, Any]) -> ResumeMode:
     """The mode a resumed run recorded (``exact`` for a run written before modes existed), logged; a new round
     trip that finds another mode is stated, and the recorded one kept (its snapshots were written for it)."""
