@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import socket
 import subprocess
 import zipfile
 from pathlib import Path
@@ -176,3 +177,10 @@ def assert_name_refused_before_anything(cwd: Path, *args: str) -> None:
     assert "cannot name a folder" in result.stderr and "fix: a name is one folder name" in result.stderr
     assert "Traceback" not in result.stderr
     assert list(cwd.iterdir()) == []  # no outputs/, no sweep or study folder, no job
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (for a server or cluster a test starts)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

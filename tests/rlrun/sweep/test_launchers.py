@@ -25,7 +25,7 @@ from omegaconf import OmegaConf
 
 from rlrun.run.training import train
 from tests import forked_commands
-from tests.rlrun.helpers import assert_same_results, compose_config
+from tests.rlrun.helpers import assert_same_results, compose_config, free_port
 from tests.rlrun.sweep_helpers import GRIDWORLD_4096_STEPS, sweep_command
 
 
@@ -147,12 +147,6 @@ def test_submitit_requeues_a_job_warned_by_usr2_and_the_requeue_resumes_it(tmp_p
     assert log.index("interrupted by SIGUSR2") < log.index("Requeued job") < log.index("resuming")
     assert record(warned)["status"] == "completed"
     assert_same_results(warned, reference)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass

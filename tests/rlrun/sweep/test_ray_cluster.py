@@ -29,16 +29,11 @@ if os.environ.get("RLRUN_CLUSTER_REQUIRED") != "1":
     pytest.importorskip("ray", reason="no Ray here: pip install 'rlrun[ray]'")
 import psutil  # noqa: E402  (a dependency of Ray's)
 
+from tests.rlrun.helpers import free_port  # noqa: E402
 from tests.rlrun.sweep_helpers import GRIDWORLD_2048_STEPS  # noqa: E402
 
 pytestmark = pytest.mark.cluster
 HANG_GUARD_S = 600
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,7 +19,7 @@ from rlrun.record import signatures
 from rlrun.record.fields import parse_eval_csv
 from rlrun.run.training import resume, train
 from tests import forked_commands
-from tests.rlrun.helpers import TINY_RUN, compose_config
+from tests.rlrun.helpers import TINY_RUN, compose_config, free_port
 from tests.rlrun.resume_helpers import Crash, crash_at
 from tests.rlrun.sweep_helpers import SMALL_STUDY, run_tune
 
@@ -35,12 +34,6 @@ SMALL_ROLLOUTS = [
     "eval.every=64",
     "snapshot.every=128",
 ]  # rollouts of 64 steps: 4 in a run
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class Server:
